@@ -30,7 +30,7 @@ ffibuilder = FFI()
 ffibuilder.cdef("\n".join(_read(p) for p in sorted(glob.glob(os.path.join(CSRC, "*.cdef")))))
 ffibuilder.set_source(
     "pybpe._bpe_c",
-    '#include "bpe.h"\n',
+    "".join('#include "%s"\n' % os.path.basename(h) for h in sorted(glob.glob(os.path.join(CSRC, "*.h")))),
     sources=[_relative(p) for p in sorted(glob.glob(os.path.join(CSRC, "*.c")))],
     include_dirs=[_relative(CSRC)],
     extra_compile_args=["-std=c99", "-O2"] if os.name != "nt" else [],

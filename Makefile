@@ -1,0 +1,57 @@
+# pybpe -- everyday commands.  Each works from a fresh clone with python3 and
+# a C compiler: the first run makes a virtual environment in .venv and
+# installs pybpe into it (editable, so csrc/ changes need `make build`).
+PYTHON ?= python3
+VENV   ?= .venv
+PY      = $(VENV)/bin/python
+STAMP   = $(VENV)/.installed
+CC     ?= cc
+CWARN   = -std=c99 -pedantic -Wall -Wextra -Werror
+CSRC    = $(wildcard csrc/*.c)
+
+.PHONY: run test bench build ctest sanitize valgrind demos clean
+
+run: $(STAMP)            ## train a tokenizer on the bundled corpus and show it
+	$(PY) -m pybpe demo
+
+test: $(STAMP) ctest     ## the whole suite: C self-tests, then pytest on every backend
+	$(PY) -m pytest -q tests
+
+bench: $(STAMP)          ## pytest-benchmark: C vs Python (and peers when installed)
+	$(PY) -m pytest -q benchmarks --benchmark-only --benchmark-columns=min,median,mean,rounds
+
+build: $(STAMP)          ## recompile the C extension in place after editing csrc/
+	$(PY) -m pip install -q --no-build-isolation -e .
+
+$(STAMP): pyproject.toml setup.py pybpe/_build.py $(CSRC) $(wildcard csrc/*.h csrc/*.cdef)
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip setuptools wheel cffi
+	$(PY) -m pip install -q --no-build-isolation -e '.[test]'
+	$(PY) -c "import pybpe, sys; b = pybpe.backend(); print('pybpe backend:', b); sys.exit(b != 'c' and not '$(PYBPE_NO_EXTENSION)')"
+	touch $@
+
+# C self-tests of the core, warning-clean as C99, under ASan + UBSan.
+csrc/tests/bin/test_core: csrc/tests/test_core.c $(CSRC) $(wildcard csrc/*.h)
+	mkdir -p $(dir $@)
+	$(CC) $(CWARN) -g -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
+	    -fno-sanitize-recover=all -Icsrc -o $@ csrc/tests/test_core.c $(CSRC)
+
+ctest: csrc/tests/bin/test_core
+	ASAN_OPTIONS=detect_leaks=1 ./csrc/tests/bin/test_core
+
+# The whole Python suite on a sanitizer build of the extension.
+sanitize: $(STAMP)
+	$(PY) tools/sanitize.py
+
+# The whole Python suite under valgrind's memcheck (slow: a few minutes).
+valgrind: $(STAMP)
+	PYTHONMALLOC=malloc valgrind --error-exitcode=99 --leak-check=no \
+	    --suppressions=tools/valgrind-python.supp $(PY) -m pytest -q -x tests -p no:cacheprovider -m "not slow"
+
+demos:
+	$(MAKE) -C csrc/examples run
+
+clean:
+	rm -rf build dist *.egg-info pybpe/_bpe_c.* pybpe/*.so csrc/tests/bin csrc/examples/bin \
+	    .pytest_cache .benchmarks .hypothesis
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -1,0 +1,67 @@
+"""Choosing a backend: the C core when it was compiled, pure Python otherwise.
+
+Both backends implement docs/backends.md with identical results.  The choice
+is made per tokenizer (`backend="auto" | "c" | "python"`), defaulting to the
+environment variable PYBPE_BACKEND, then to "auto".  When "auto" finds no
+compiled extension it says so once (a RuntimeWarning), unless the user asked
+for the pure-Python path explicitly (PYBPE_BACKEND=python or
+PYBPE_NO_EXTENSION=1).
+"""
+import importlib
+import os
+import warnings
+
+NAMES = ("auto", "c", "python")
+_warned = False
+
+
+def c_available():
+    """True when the compiled extension `pybpe._bpe_c` can be imported."""
+    try:
+        importlib.import_module("pybpe._bpe_c")
+    except ImportError:
+        return False
+    return True
+
+
+def available():
+    """The concrete backends usable here, fastest first."""
+    return (["c"] if c_available() else []) + ["python"]
+
+
+def resolve(name=None):
+    """Turn "auto"/"c"/"python"/None into "c" or "python", or raise."""
+    if name is None:
+        name = os.environ.get("PYBPE_BACKEND", "auto") or "auto"
+    if name not in NAMES:
+        raise ValueError("backend must be one of %s, not %r" % (", ".join(map(repr, NAMES)), name))
+    if name == "python":
+        return "python"
+    if c_available():
+        return "c"
+    if name == "c":
+        raise ImportError(
+            "pybpe's C extension (pybpe._bpe_c) is not built here; reinstall with a C "
+            "compiler available, or use backend='python'"
+        )
+    _warn_once()
+    return "python"
+
+
+def get(name=None):
+    """The backend module for `name` (see resolve)."""
+    resolved = resolve(name)
+    return importlib.import_module("pybpe._ccore" if resolved == "c" else "pybpe._pycore")
+
+
+def _warn_once():
+    global _warned
+    if _warned or os.environ.get("PYBPE_NO_EXTENSION", "") not in ("", "0"):
+        return
+    _warned = True
+    warnings.warn(
+        "pybpe's C extension is not available; using the pure-Python backend "
+        "(identical results, slower)",
+        RuntimeWarning,
+        stacklevel=3,
+    )
