@@ -1,0 +1,145 @@
+"""Flavours of BPE: how text becomes words, and words become initial symbols.
+
+The C core and the pure-Python core see only symbol IDs; everything that
+depends on the flavour lives here (SPEC §1, "Flavours"):
+
+    flavour          words            initial symbols    end of word
+    chapter          str.split()      characters         marker glued to the last one
+    symbol marker    split or regex   characters         marker as its own symbol
+    leading space    a regex          characters         none (space leads the word)
+    byte level       a regex or none  UTF-8 bytes        none
+
+A Flavour turns text into words (`split`), a word into its initial symbol
+strings (`units`), a set of observed characters into the base vocabulary
+(`base_vocab`) and a list of token strings back into text (`join`).  Tokens
+are `str` for the character flavours and `bytes` at byte level.
+"""
+import regex
+
+WHITESPACE = "whitespace"
+END_OF_WORD = ("suffix", "symbol", None)
+UNK = "<UNK>"
+_DEFAULT = object()  # "the flavour's default" for pretokenizer / end_of_word / marker
+
+
+def _presets():
+    from .patterns import PRESETS  # imported late: only byte-level users need it
+
+    return PRESETS
+
+
+class Flavour:
+    """The word-level choices of a BPETokenizer, validated once.
+
+    >>> f = Flavour()                      # the chapter's flavour
+    >>> f.split("low  lower"), f.units("low")
+    (['low', 'lower'], ['l', 'o', 'w '])
+    """
+
+    def __init__(self, *, pretokenizer=_DEFAULT, end_of_word=_DEFAULT, marker=_DEFAULT,
+                 byte_level=False, lowercase=False):
+        if not isinstance(byte_level, bool):
+            raise TypeError("byte_level must be True or False, not %r" % (byte_level,))
+        if not isinstance(lowercase, bool):
+            raise TypeError("lowercase must be True or False, not %r" % (lowercase,))
+        self.byte_level = byte_level
+        self.lowercase = lowercase
+        if pretokenizer is _DEFAULT:
+            pretokenizer = "gpt2" if byte_level else WHITESPACE
+        if end_of_word is _DEFAULT:
+            end_of_word = None if byte_level else "suffix"
+        if end_of_word not in END_OF_WORD:
+            raise ValueError("end_of_word must be 'suffix', 'symbol' or None, not %r" % (end_of_word,))
+        if byte_level and end_of_word is not None:
+            raise ValueError("byte-level BPE has no end-of-word marker: leave end_of_word=None")
+        if marker is _DEFAULT:
+            marker = "</w>" if end_of_word == "symbol" else " "
+        if not isinstance(marker, str) or not marker:
+            raise ValueError("marker must be a non-empty str, not %r" % (marker,))
+        self.end_of_word = end_of_word
+        self.marker = marker if end_of_word else None
+        self.pretokenizer = pretokenizer
+        self.pattern = self._compile(pretokenizer)
+
+    @staticmethod
+    def _compile(pretokenizer):
+        if pretokenizer is None or pretokenizer == WHITESPACE:
+            return None
+        if not isinstance(pretokenizer, str):
+            raise TypeError("pretokenizer must be 'whitespace', None, a preset name or a regex str, "
+                            "not %r" % (pretokenizer,))
+        presets = _presets()
+        pattern = presets.get(pretokenizer, pretokenizer)
+        try:
+            return regex.compile(pattern)
+        except regex.error as exc:
+            raise ValueError("pretokenizer %r is not a valid regular expression: %s" % (pretokenizer, exc))
+
+    def config(self):
+        """The options that recreate this flavour (saved in model files)."""
+        return {"pretokenizer": self.pretokenizer, "end_of_word": self.end_of_word,
+                "marker": self.marker, "byte_level": self.byte_level, "lowercase": self.lowercase}
+
+    # -- text -> words -> symbols -------------------------------------------------
+    def split(self, text):
+        """Text -> words.  Empty words are never produced."""
+        if self.lowercase:
+            text = text.lower()
+        if self.pattern is not None:
+            return [w for w in self.pattern.findall(text) if w]
+        if self.pretokenizer is None:
+            return [text] if text else []
+        return text.split()
+
+    def units(self, word):
+        """A word -> its initial symbol strings (str, or bytes at byte level).
+
+        >>> Flavour(end_of_word="symbol").units("low")
+        ['l', 'o', 'w', '</w>']
+        >>> Flavour(byte_level=True, pretokenizer=None).units("né")
+        [b'n', b'\\xc3', b'\\xa9']
+        """
+        if self.byte_level:
+            data = word.encode("utf-8", "surrogatepass")
+            return [data[i:i + 1] for i in range(len(data))]
+        if self.end_of_word == "suffix":
+            return list(word[:-1]) + [word[-1] + self.marker]
+        if self.end_of_word == "symbol":
+            return list(word) + [self.marker]
+        return list(word)
+
+    def base_vocab(self, characters):
+        """The vocabulary before any merge, in ID order.
+
+        >>> Flavour().base_vocab({"b", "a"})
+        ['<UNK>', 'a', 'a ', 'b', 'b ']
+        """
+        if self.byte_level:
+            return [bytes([b]) for b in range(256)]
+        if self.end_of_word == "suffix":
+            tokens = set(characters) | {c + self.marker for c in characters}
+        elif self.end_of_word == "symbol":
+            tokens = set(characters) | {self.marker}
+        else:
+            tokens = set(characters)
+        tokens.discard(UNK)
+        return [UNK] + sorted(tokens)
+
+    # -- tokens -> text -------------------------------------------------------
+    def join(self, tokens):
+        """Token strings -> text (the inverse of encoding, up to whitespace)."""
+        if self.byte_level:
+            return b"".join(tokens).decode("utf-8", "replace")
+        text = "".join(tokens)
+        if self.end_of_word is None:
+            return text
+        if self.marker != " ":
+            text = text.replace(self.marker, " ")
+        return " ".join(text.split())
+
+    # -- symbols <-> bytes for the core --------------------------------------------
+    def to_bytes(self, token):
+        return token if self.byte_level else token.encode("utf-8", "surrogatepass")
+
+    def from_bytes(self, data):
+        return data if self.byte_level else data.decode("utf-8", "surrogatepass")

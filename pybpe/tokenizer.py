@@ -1,0 +1,482 @@
+"""The chapter's tokenizers: Tokenizer, CharTokenizer and BPETokenizer.
+
+This is TinyTorch Module 10's API (and the C book's Chapter 11 listings
+061-065) on pybpe's cores: `BPETokenizer().train(corpus)` learns merges with
+the incremental trainer and `encode` applies them by rank, on the C backend
+when it is built and on the identical pure-Python backend otherwise.  What a
+word and a symbol are is decided by the flavour (pybpe/flavours.py); the
+algorithm itself lives in the backends (docs/backends.md).  File formats for
+other tools (tiktoken, GPT-2, Hugging Face) are in pybpe/formats.py.
+"""
+import json
+import os
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import regex
+
+from . import _backend
+from .errors import FormatError
+from .flavours import _DEFAULT, UNK, Flavour
+
+FORMAT_NAME = "pybpe.BPETokenizer"
+FORMAT_VERSION = 1
+# Encoded words are cached per tokenizer; past this many the cache starts over
+# (a plain dict clear: cheaper than LRU bookkeeping, and text re-warms it fast).
+WORD_CACHE_LIMIT = 200_000
+
+
+class Tokenizer:
+    """Base class: text -> list of IDs -> text."""
+
+    def encode(self, text):
+        raise NotImplementedError
+
+    def decode(self, tokens):
+        raise NotImplementedError
+
+
+class CharTokenizer(Tokenizer):
+    """One ID per character; `<UNK>` = 0, then the sorted characters seen.
+
+    >>> tok = CharTokenizer(); tok.build_vocab(["hello"])
+    >>> tok.vocab, tok.encode("hole!")
+    (['<UNK>', 'e', 'h', 'l', 'o'], [2, 4, 3, 1, 0])
+    """
+
+    def __init__(self, vocab=None):
+        self._set_vocab(list(vocab) if vocab is not None else [])
+
+    def _set_vocab(self, chars):
+        self.vocab = [UNK] + [c for c in chars if c != UNK]
+        self.vocab_size = len(self.vocab)
+        self.char_to_id = {c: i for i, c in enumerate(self.vocab)}
+        self.id_to_char = dict(enumerate(self.vocab))
+        self.unk_id = 0
+
+    def build_vocab(self, corpus):
+        chars = set()
+        for index, text in enumerate(_checked_texts(corpus)):
+            chars.update(text)
+        self._set_vocab(sorted(chars))
+
+    def encode(self, text):
+        _check_text(text)
+        get = self.char_to_id.get
+        return [get(c, 0) for c in text]
+
+    def decode(self, tokens):
+        get = self.id_to_char.get
+        return "".join(get(_check_id(t), UNK) for t in tokens)
+
+
+class BPETokenizer(Tokenizer):
+    """Byte-pair encoding, chapter flavour by default (SPEC §1).
+
+    >>> tok = BPETokenizer(vocab_size=25)
+    >>> tok.train(["low", "low", "lower", "newest", "widest"])
+    >>> tok.merges
+    [('l', 'o'), ('lo', 'w '), ('w', 'e'), ('s', 't ')]
+    >>> tok.encode("lowest"), tok.decode(tok.encode("lowest"))
+    ([21, 23, 24], 'lowest')
+    """
+
+    def __init__(self, vocab_size=1000, *, pretokenizer=_DEFAULT, end_of_word=_DEFAULT,
+                 marker=_DEFAULT, byte_level=False, min_frequency=1, max_token_length=None,
+                 lowercase=False, special_tokens=(), backend=None):
+        self.target_vocab_size = _check_count("vocab_size", vocab_size, minimum=0)
+        self.min_frequency = _check_count("min_frequency", min_frequency, minimum=1)
+        self.max_token_length = (None if max_token_length is None
+                                 else _check_count("max_token_length", max_token_length, minimum=1))
+        self.flavour = Flavour(pretokenizer=pretokenizer, end_of_word=end_of_word, marker=marker,
+                               byte_level=byte_level, lowercase=lowercase)
+        self.special_tokens = _check_specials(special_tokens)
+        self.backend = _backend.resolve(backend)
+        self._core = _backend.get(self.backend)
+        self._reset()
+
+    # -- state -------------------------------------------------------------------
+    def _reset(self):
+        self._symtab = None          # core SymbolTable: ID <-> bytes of every regular token
+        self._merge_ids = []         # [(left, right, merged)] by rank
+        self._merge_counts = []      # the count each merge had when it was chosen
+        self._merger = None          # core Merger over _merge_ids
+        self._special_ids = {}       # special token str -> ID (after the regular tokens)
+        self._special_re = None
+        self._word_cache = {}
+        self.vocab, self.merges, self.token_to_id, self.id_to_token = [], [], {}, {}
+
+    def _install(self, symtab, merge_ids, merge_counts):
+        """Make a trained or loaded state current, and derive the public views."""
+        flavour = self.flavour
+        tokens = [flavour.from_bytes(t) for t in symtab.tokens()]
+        self._symtab, self._merge_ids, self._merge_counts = symtab, merge_ids, merge_counts
+        self._merger = self._core.Merger(merge_ids)
+        self._special_ids = {s: len(tokens) + i for i, s in enumerate(self.special_tokens)}
+        self._special_re = (regex.compile("|".join(regex.escape(s) for s in
+                                                   sorted(self.special_tokens, key=len, reverse=True)))
+                            if self.special_tokens else None)
+        self._word_cache = {}
+        self.vocab = tokens + list(self.special_tokens)
+        self.merges = [(tokens[a], tokens[b]) for a, b, _ in merge_ids]
+        self.id_to_token = dict(enumerate(self.vocab))
+        self.token_to_id = {t: i for i, t in reversed(list(enumerate(self.vocab)))}
+
+    @property
+    def vocab_size(self):
+        """The actual number of entries (the request is `target_vocab_size`)."""
+        return len(self.vocab)
+
+    @property
+    def is_trained(self):
+        return self._symtab is not None
+
+    # -- training ----------------------------------------------------------------
+    def train(self, corpus, *, progress=False):
+        """Learn merges from an iterable of str (replaces any earlier state).
+
+        Words are counted once each, in order of first appearance (the order the
+        tie-break depends on); the corpus is streamed, never held whole.
+        """
+        self.train_from_counts(self.count_words(corpus), progress=progress)
+
+    def count_words(self, corpus):
+        """{word: frequency} over an iterable of str, in first-appearance order."""
+        counts = {}
+        get = counts.get
+        split = self.flavour.split
+        special_re = self._specials_pattern()
+        for text in _checked_texts(corpus):
+            for piece in (special_re.split(text) if special_re else (text,)):
+                for word in split(piece):
+                    counts[word] = get(word, 0) + 1
+        return counts
+
+    def _specials_pattern(self):
+        if not self.special_tokens:
+            return None
+        return regex.compile("|".join(regex.escape(s) for s in self.special_tokens))
+
+    def train_from_counts(self, counts, *, progress=False):
+        """Learn merges from {word: frequency} (first-appearance order matters)."""
+        if not hasattr(counts, "items"):
+            raise TypeError("train_from_counts needs a mapping {word: frequency}, not %s"
+                            % type(counts).__name__)
+        flavour, core = self.flavour, self._core
+        words, freqs = [], []
+        for word, freq in counts.items():
+            if not isinstance(word, str):
+                raise TypeError("word %r in counts is %s, not str" % (word, type(word).__name__))
+            freqs.append(_check_count("frequency of word %r" % (word,), freq, minimum=0))
+            words.append(word)
+        chars = set("".join(words)) if not flavour.byte_level else ()
+        symtab = core.SymbolTable(flavour.to_bytes(t) for t in flavour.base_vocab(chars))
+        symbol_id = {flavour.from_bytes(t): i for i, t in enumerate(symtab.tokens())}
+        table = core.WordTable()
+        table.add_many([[symbol_id[u] for u in flavour.units(w)] for w in words], freqs)
+        trainer = core.Trainer(symtab, table, min_frequency=self.min_frequency,
+                               max_token_units=self.max_token_length or 0)
+        target = max(self.target_vocab_size - len(self.special_tokens), 0)
+        merges, counts_ = self._run(trainer, symtab, target, progress)
+        self._install(symtab, [m[:3] for m in merges], counts_)
+
+    def _run(self, trainer, symtab, target, progress):
+        """Drive the trainer in chunks: a progress line and Ctrl-C between them.
+
+        The core runs each chunk without the GIL; chunks grow until one takes
+        about CHUNK_SECONDS, so progress costs nothing measurable.  An interrupt
+        propagates before _install, so the tokenizer keeps its previous state.
+        """
+        merges, counts = [], []
+        chunk, start, last_shown = 16, time.perf_counter(), 0.0
+        expected = max(target - len(symtab), 0)
+        while True:
+            t0 = time.perf_counter()
+            done = trainer.run(target, chunk)
+            finished = len(done) < chunk
+            merges.extend(done)
+            counts.extend(m[3] for m in done)
+            if time.perf_counter() - t0 < _CHUNK_SECONDS:
+                chunk = min(chunk * 2, _MAX_CHUNK)
+            if progress and (finished or time.perf_counter() - last_shown > 0.1):
+                last_shown = time.perf_counter()
+                self._show_progress(symtab, merges, expected, last_shown - start)
+            if finished:
+                break
+        if progress:
+            sys.stderr.write("\n")
+        return merges, counts
+
+    def _show_progress(self, symtab, merges, expected, seconds):
+        rate = len(merges) / seconds if seconds > 0 else 0.0
+        last = ""
+        if merges:
+            a, b, _, count = merges[-1]
+            last = "  last %r + %r (%d)" % (self.flavour.from_bytes(symtab.token(a)),
+                                            self.flavour.from_bytes(symtab.token(b)), count)
+        sys.stderr.write("\rmerges %d/%d  %.0f/s%s\x1b[K" % (len(merges), expected, rate, last[:60]))
+        sys.stderr.flush()
+
+    # -- encoding ----------------------------------------------------------------
+    def _require_trained(self):
+        if self._symtab is None:
+            raise RuntimeError("this BPETokenizer has no vocabulary yet: call train(corpus) "
+                               "or train_from_counts(counts), or pybpe.load(path), first")
+
+    def encode(self, text, *, allowed_special=frozenset()):
+        """Text -> IDs.  Special tokens are matched only when allowed
+        (`allowed_special="all"` or a set of them); elsewhere they are text."""
+        self._require_trained()
+        _check_text(text)
+        allowed = self._allowed(allowed_special)
+        if not allowed:
+            return self._encode_ordinary(text)
+        ids, start = [], 0
+        for match in self._special_re.finditer(text):
+            if match.group() in allowed:
+                ids += self._encode_ordinary(text[start:match.start()])
+                ids.append(self._special_ids[match.group()])
+                start = match.end()
+        return ids + self._encode_ordinary(text[start:])
+
+    def _allowed(self, allowed_special):
+        if allowed_special == "all":
+            return set(self.special_tokens)
+        allowed = set(allowed_special)
+        unknown = allowed - set(self.special_tokens)
+        if unknown:
+            raise ValueError("not special tokens of this tokenizer: %s" % sorted(unknown))
+        return allowed
+
+    def _encode_ordinary(self, text):
+        words = self.flavour.split(text)
+        cache = self._word_cache
+        missing = [w for w in dict.fromkeys(words) if w not in cache]
+        if missing:
+            if len(cache) + len(missing) > WORD_CACHE_LIMIT:
+                cache.clear()
+            for word, ids in zip(missing, self._encode_words(missing)):
+                cache[word] = ids
+        out = []
+        for word in words:
+            out += cache[word]
+        return out
+
+    def _encode_words(self, words):
+        """Words -> lists of IDs, in one core call (the GIL is released in C)."""
+        flavour, lookup = self.flavour, self._symtab.lookup
+        no_symbol, unk = self._core.NO_SYMBOL, 0
+        unit_id = {}
+        symbols = []
+        for word in words:
+            row = []
+            for unit in flavour.units(word):
+                sid = unit_id.get(unit)
+                if sid is None:
+                    sid = lookup(flavour.to_bytes(unit))
+                    unit_id[unit] = sid = no_symbol if sid < 0 else sid
+                row.append(sid)
+            symbols.append(row)
+        encoded = self._merger.encode_words(symbols)
+        return [[unk if s == no_symbol else s for s in row] for row in encoded]
+
+    def encode_batch(self, texts, *, num_threads=None, allowed_special=frozenset()):
+        """Encode many texts; threads overlap the C calls, which run without the GIL."""
+        texts = list(texts)
+        for index, text in enumerate(texts):
+            _check_text(text, "texts[%d]" % index)
+        if num_threads == 1 or len(texts) < 2:
+            return [self.encode(t, allowed_special=allowed_special) for t in texts]
+        with ThreadPoolExecutor(max_workers=num_threads) as pool:
+            return list(pool.map(lambda t: self.encode(t, allowed_special=allowed_special), texts))
+
+    def decode(self, ids):
+        """IDs -> text.  An unknown ID decodes as `<UNK>` in the character
+        flavours; at byte level it is an error (there is no such token)."""
+        tokens = []
+        get = self.id_to_token.get
+        for index, i in enumerate(ids):
+            token = get(_check_id(i, index))
+            if token is None:
+                if self.flavour.byte_level:
+                    raise ValueError("ids[%d] = %d is not a token ID (vocabulary has %d)"
+                                     % (index, i, self.vocab_size))
+                token = UNK
+            elif self.flavour.byte_level and isinstance(token, str):
+                token = token.encode("utf-8")  # a special token
+            tokens.append(token)
+        return self.flavour.join(tokens)
+
+    def decode_bytes(self, ids):
+        """Byte level: IDs -> the raw bytes (no UTF-8 repair)."""
+        if not self.flavour.byte_level:
+            raise ValueError("decode_bytes is for byte-level tokenizers; use decode")
+        return b"".join(t if isinstance(t, bytes) else t.encode("utf-8")
+                        for t in (self.id_to_token[_check_id(i, n)] for n, i in enumerate(ids)))
+
+    # -- saving and loading ----------------------------------------------------------
+    def config(self):
+        return dict(vocab_size=self.target_vocab_size, min_frequency=self.min_frequency,
+                    max_token_length=self.max_token_length, special_tokens=list(self.special_tokens),
+                    **self.flavour.config())
+
+    def save(self, path):
+        """Write the tokenizer as versioned JSON, atomically (temp file + rename)."""
+        self._require_trained()
+        flavour = self.flavour
+        tokens = self._symtab.tokens()
+        document = {
+            "format": FORMAT_NAME,
+            "version": FORMAT_VERSION,
+            "config": self.config(),
+            "token_encoding": "latin-1" if flavour.byte_level else "utf-8",
+            "vocab": [t.decode("latin-1") if flavour.byte_level else flavour.from_bytes(t)
+                      for t in tokens],
+            "merges": [[a, b] for a, b, _ in self._merge_ids],
+            "merge_counts": list(self._merge_counts),
+        }
+        atomic_write_text(path, json.dumps(document, ensure_ascii=False, indent=0) + "\n")
+
+    @classmethod
+    def load(cls, path, *, backend=None):
+        return load(path, backend=backend)
+
+    def __repr__(self):
+        state = ("%d tokens, %d merges" % (self.vocab_size, len(self.merges))
+                 if self.is_trained else "untrained")
+        return "BPETokenizer(%s, backend=%r, %s)" % (
+            ", ".join("%s=%r" % kv for kv in self.config().items()), self.backend, state)
+
+
+# Merges per trainer call grow (x2) while a call takes less than this; a
+# progress line and a KeyboardInterrupt check happen between calls.
+_CHUNK_SECONDS = 0.05
+_MAX_CHUNK = 1 << 16
+
+
+def load(path, *, backend=None):
+    """Read a tokenizer written by BPETokenizer.save.
+
+    Raises FormatError (a ValueError) naming the file and the problem for
+    anything corrupt, truncated or hostile; a failed load changes nothing.
+    """
+    try:
+        with open(path, encoding="utf-8") as f:
+            document = json.load(f)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise FormatError("%s: not a pybpe tokenizer file (invalid JSON: %s)" % (path, exc)) from None
+    return _from_document(document, path, backend)
+
+
+def _from_document(doc, path, backend):
+    def fail(problem):
+        raise FormatError("%s: %s" % (path, problem))
+
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT_NAME:
+        fail("not a pybpe tokenizer file (no \"format\": %r)" % FORMAT_NAME)
+    if doc.get("version") != FORMAT_VERSION:
+        fail("format version %r is not supported (this pybpe reads version %d)"
+             % (doc.get("version"), FORMAT_VERSION))
+    config, vocab, merges = doc.get("config"), doc.get("vocab"), doc.get("merges")
+    counts = doc.get("merge_counts", [0] * len(merges or []))
+    if not isinstance(config, dict):
+        fail("\"config\" must be an object")
+    if not isinstance(vocab, list) or not all(isinstance(t, str) for t in vocab):
+        fail("\"vocab\" must be a list of strings")
+    if not isinstance(merges, list) or not isinstance(counts, list) or len(counts) != len(merges):
+        fail("\"merges\" and \"merge_counts\" must be lists of the same length")
+    known = {"vocab_size", "min_frequency", "max_token_length", "special_tokens", "pretokenizer",
+             "end_of_word", "marker", "byte_level", "lowercase"}
+    extra = set(config) - known
+    if extra:
+        fail("unknown config keys %s" % sorted(extra))
+    try:
+        tok = BPETokenizer(backend=backend, **config)
+    except (TypeError, ValueError) as exc:
+        fail("bad config: %s" % exc)
+    flavour = tok.flavour
+    try:
+        tokens = [t.encode("latin-1") if flavour.byte_level else flavour.to_bytes(t) for t in vocab]
+    except UnicodeEncodeError:
+        fail("a byte-level vocab entry is not a latin-1 string of bytes")
+    if len(set(tokens)) != len(tokens):
+        fail("\"vocab\" has duplicate entries")
+    if flavour.byte_level and tokens[:256] != [bytes([b]) for b in range(256)]:
+        fail("a byte-level vocab must start with the 256 single bytes in order")
+    symtab = tok._core.SymbolTable(tokens)
+    merge_ids = []
+    for rank, (merge, count) in enumerate(zip(merges, counts)):
+        if (not isinstance(merge, list) or len(merge) != 2
+                or not all(type(i) is int and 0 <= i < len(tokens) for i in merge)):
+            fail("merges[%d] must be a pair of vocab IDs, not %r" % (rank, merge))
+        if type(count) is not int or count < 0:
+            fail("merge_counts[%d] must be a non-negative integer" % rank)
+        merged = symtab.lookup(tokens[merge[0]] + tokens[merge[1]])
+        if merged < 0:
+            fail("merges[%d] makes %r, which is not in the vocab" % (rank, vocab[merge[0]] + vocab[merge[1]]))
+        merge_ids.append((merge[0], merge[1], merged))
+    if set(tok.special_tokens) & set(vocab):
+        fail("special tokens also appear in \"vocab\"")
+    tok._install(symtab, merge_ids, list(counts))
+    return tok
+
+
+def atomic_write_text(path, text):
+    """Write text to path via a temp file in the same folder and a rename,
+    so a crash mid-write leaves the old file whole."""
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".part", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+# -- argument checks (one place, clear messages) -------------------------------------
+def _check_count(name, value, *, minimum):
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError("%s must be an int, not %s" % (name, type(value).__name__))
+    if value < minimum:
+        raise ValueError("%s must be >= %d, not %d" % (name, minimum, value))
+    return value
+
+
+def _check_text(text, what="text"):
+    if not isinstance(text, str):
+        raise TypeError("%s must be str, not %s" % (what, type(text).__name__))
+
+
+def _checked_texts(corpus):
+    if isinstance(corpus, (str, bytes)):
+        raise TypeError("corpus must be an iterable of str (a list of texts, a file...), "
+                        "not a single %s" % type(corpus).__name__)
+    for index, text in enumerate(corpus):
+        _check_text(text, "corpus[%d]" % index)
+        yield text
+
+
+def _check_id(value, index=None):
+    if isinstance(value, bool) or not isinstance(value, int):
+        where = "" if index is None else "ids[%d] " % index
+        raise TypeError("%smust be an int token ID, not %s" % (where, type(value).__name__))
+    return value
+
+
+def _check_specials(special_tokens):
+    if isinstance(special_tokens, str):
+        raise TypeError("special_tokens must be a list of str, not a single str")
+    specials = list(dict.fromkeys(special_tokens))
+    for s in specials:
+        if not isinstance(s, str) or not s:
+            raise TypeError("special tokens must be non-empty str, not %r" % (s,))
+    return specials
