@@ -1,0 +1,329 @@
+"""The public BPETokenizer on every backend: SPEC §1's worked traces, each
+flavour against pybpe.reference, save/load, and SPEC §3's bad input.
+
+Every test runs once per backend built here (`c` and `python`, or `python`
+alone when the extension is absent) -- one suite, two implementations.
+"""
+import json
+import os
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import pybpe
+from pybpe import _backend, reference
+from pybpe.flavours import Flavour
+
+BACKENDS = _backend.available()
+CORPUS = ["low", "low", "lower", "newest", "widest"]
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request):
+    return request.param
+
+
+def chapter(backend, vocab_size, corpus=CORPUS, **options):
+    tok = pybpe.BPETokenizer(vocab_size=vocab_size, backend=backend, **options)
+    tok.train(corpus)
+    return tok
+
+
+# -- SPEC §1 worked trace -------------------------------------------------------------
+def test_chapter_trace_base_vocab_and_merges(backend):
+    tok = chapter(backend, 25)
+    assert tok.vocab[:5] == ["<UNK>", "d", "d ", "e", "e "]
+    assert tok.vocab[19:21] == ["w", "w "]
+    assert tok.merges == [("l", "o"), ("lo", "w "), ("w", "e"), ("s", "t ")]
+    assert [tok.token_to_id[a + b] for a, b in tok.merges] == [21, 22, 23, 24]
+    assert tok.vocab_size == 25 and tok.target_vocab_size == 25
+
+
+def test_chapter_trace_encodings(backend):
+    tok = chapter(backend, 25)
+    assert tok.encode("lowest") == [21, 23, 24]
+    assert tok.decode([21, 23, 24]) == "lowest"
+    ids = tok.encode("naïve widest")
+    assert ids == [9, 0, 0, 0, 4, 19, 5, 1, 3, 24]
+    assert tok.decode(ids) == "n<UNK><UNK><UNK>e widest"
+
+
+def test_no_merge_when_target_below_base(backend):
+    tok = chapter(backend, 2, ["ab"])
+    assert tok.vocab_size == 5 and tok.merges == []
+    assert tok.encode("ba") == [3, 2]
+
+
+def test_pairs_run_out(backend):
+    tok = chapter(backend, 100)
+    assert (tok.vocab_size, len(tok.merges)) == (34, 13)
+
+
+def test_byte_level_minbpe_example(backend):
+    tok = pybpe.BPETokenizer(vocab_size=259, byte_level=True, pretokenizer=None, backend=backend)
+    tok.train(["aaabdaaabac"])
+    assert tok.merges == [(b"a", b"a"), (b"aa", b"a"), (b"aaa", b"b")]
+    assert tok.encode("aaabdaaabac") == [258, 100, 258, 97, 99]
+    assert tok.decode([258, 100, 258, 97, 99]) == "aaabdaaabac"
+    assert tok.decode_bytes([258]) == b"aaab"
+
+
+# -- a hand-checked trace per flavour --------------------------------------------------
+def test_symbol_marker_trace(backend):
+    tok = pybpe.BPETokenizer(vocab_size=100, end_of_word="symbol", backend=backend)
+    tok.train(["low lower", "lowest"])
+    assert tok.vocab[:3] == ["<UNK>", "</w>", "e"]
+    # (l,o) and (o,w) both 3: (l,o) is met first; then (lo,w) 3; then (low,e) 2 beats (low,</w>) 1
+    assert tok.merges[:3] == [("l", "o"), ("lo", "w"), ("low", "e")]
+    assert tok.decode(tok.encode("lower low")) == "lower low"
+
+
+def test_underscore_marker_min_frequency(backend):
+    counts = {"low": 5, "lower": 2, "newest": 6, "widest": 3, "new": 2}
+    tok = pybpe.BPETokenizer(vocab_size=1000, end_of_word="symbol", marker="_", min_frequency=2,
+                             backend=backend)
+    tok.train_from_counts(counts)
+    words, base = _reference_input(tok.flavour, counts)
+    vocab, merges = reference.learn(words, base, 1000, min_frequency=2)
+    assert tok.merges == merges and tok.vocab == vocab
+    assert tok.merges[:3] == [("e", "s"), ("es", "t"), ("est", "_")]
+    assert min(tok._merge_counts) >= 2
+
+
+def test_leading_space_trace(backend):
+    tok = pybpe.BPETokenizer(vocab_size=100, pretokenizer=r" ?\w+| ?[^\w\s]+", end_of_word=None,
+                             backend=backend)
+    tok.train(["the cat, the hat"])
+    assert tok.flavour.split("the cat,") == ["the", " cat", ","]
+    # words: the, " cat", ",", " the", " hat" -- (t,h), (h,e), (a,t) tie at 2; (t,h) is met first,
+    # then (th,e) and (a,t) tie at 2 and (th,e) is met first
+    assert tok.merges[:3] == [("t", "h"), ("th", "e"), ("a", "t")]
+    assert tok.decode(tok.encode("the hat")) == "the hat"
+
+
+# -- every flavour against the literal reference ----------------------------------------
+FLAVOURS = {
+    "chapter": dict(),
+    "symbol": dict(end_of_word="symbol"),
+    "underscore": dict(end_of_word="symbol", marker="_", min_frequency=2),
+    "leading-space": dict(pretokenizer=r" ?\w+| ?[^\w\s]+", end_of_word=None),
+    "bytes": dict(byte_level=True, pretokenizer=None),
+    "bytes-regex": dict(byte_level=True, pretokenizer=r" ?\w+|\s+|[^\w\s]+"),
+    "max-length": dict(max_token_length=3),
+}
+TEXT = st.text(alphabet=st.sampled_from("aab  bc\u00e9\u4e2d\U0001f600\t\n.,"), max_size=24)
+CORPORA = st.lists(TEXT, max_size=8)
+
+
+def _reference_input(flavour, counts):
+    words = [(tuple(flavour.units(w)), f) for w, f in counts.items()]
+    chars = set("".join(counts)) if not flavour.byte_level else ()
+    return words, flavour.base_vocab(chars)
+
+
+def _reference_encode(flavour, merges, vocab, text):
+    index = {t: i for i, t in reversed(list(enumerate(vocab)))}
+    ids = []
+    for word in flavour.split(text):
+        ids += [index.get(t, 0) for t in reference.apply_merges(flavour.units(word), merges)]
+    return ids
+
+
+@pytest.mark.parametrize("name", sorted(FLAVOURS))
+@settings(max_examples=200, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(corpus=CORPORA, vocab_size=st.integers(0, 60), probe=TEXT)
+def test_every_backend_equals_reference(name, corpus, vocab_size, probe):
+    options = FLAVOURS[name]
+    results = []
+    for backend in BACKENDS:
+        tok = pybpe.BPETokenizer(vocab_size=vocab_size, backend=backend, **options)
+        tok.train(corpus)
+        results.append((tok.vocab, tok.merges, tok._merge_counts, tok.encode(probe),
+                        [tok.encode(t) for t in corpus]))
+    counts = tok.count_words(corpus)
+    words, base = _reference_input(tok.flavour, counts)
+    vocab, merges = reference.learn(words, base, vocab_size,
+                                    min_frequency=options.get("min_frequency", 1),
+                                    max_token_length=options.get("max_token_length", 0))
+    assert results[0][:2] == (vocab, merges)
+    assert results[0][3] == _reference_encode(tok.flavour, merges, vocab, probe)
+    for other in results[1:]:
+        assert other == results[0]
+    if options.get("byte_level"):
+        for text, ids in zip(corpus, results[0][4]):
+            assert tok.decode(ids) == text
+
+
+# -- real text --------------------------------------------------------------------------
+SHAKESPEARE = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data", "shakespeare.txt")
+
+
+@pytest.mark.skipif(len(BACKENDS) < 2, reason="needs both backends (C extension not built)")
+@pytest.mark.skipif(not os.path.exists(SHAKESPEARE), reason="../shared/data/shakespeare.txt absent")
+def test_shakespeare_c_equals_python_at_1000_merges():
+    with open(SHAKESPEARE, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    toks = []
+    for backend in BACKENDS:
+        tok = pybpe.BPETokenizer(vocab_size=0, backend=backend)
+        counts = tok.count_words(lines)
+        tok.target_vocab_size = len(tok.flavour.base_vocab(set("".join(counts)))) + 1000
+        tok.train_from_counts(counts)
+        toks.append(tok)
+    c, py = toks
+    assert len(c.merges) == 1000
+    assert c.merges == py.merges and c.vocab == py.vocab and c._merge_counts == py._merge_counts
+    sample = "\n".join(lines[5000:6000])
+    assert c.encode(sample) == py.encode(sample)
+
+
+def test_bundled_corpus_round_trip(backend):
+    path = os.path.join(os.path.dirname(pybpe.__file__), "data", "hamlet.txt")
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    tok = pybpe.BPETokenizer(vocab_size=600, backend=backend)
+    tok.train(text.splitlines())
+    assert tok.vocab_size == 600
+    ids = tok.encode(text)
+    assert tok.decode(ids) == " ".join(text.split())
+    assert len(ids) < len(text.split()) * 3
+
+
+# -- save / load ------------------------------------------------------------------------
+@pytest.mark.parametrize("name", sorted(FLAVOURS))
+def test_save_load_round_trip(tmp_path, backend, name):
+    tok = pybpe.BPETokenizer(vocab_size=40, backend=backend, special_tokens=["<|end|>"],
+                             **FLAVOURS[name])
+    tok.train(["low lower newest widest", "naïve café \U0001f600 \ud800"])
+    path = tmp_path / "tok.json"
+    tok.save(path)
+    again = pybpe.load(path, backend=backend)
+    assert again.vocab == tok.vocab and again.merges == tok.merges
+    assert again.config() == tok.config()
+    text = "lowest widest café <|end|> newer"
+    assert again.encode(text, allowed_special="all") == tok.encode(text, allowed_special="all")
+    assert json.loads(path.read_text(encoding="utf-8"))["version"] == 1
+
+
+def test_save_is_atomic(tmp_path, backend, monkeypatch):
+    tok = chapter(backend, 25)
+    path = tmp_path / "tok.json"
+    tok.save(path)
+    before = path.read_bytes()
+
+    def crash(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", crash)
+    with pytest.raises(OSError, match="disk full"):
+        chapter(backend, 30).save(path)
+    assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["tok.json"]
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda d: d.update(version=99), "version 99"),
+    (lambda d: d.pop("vocab"), "vocab"),
+    (lambda d: d["merges"].append([0, 10 ** 9]), "merges\\[4\\]"),
+    (lambda d: d["merges"].append([1, 1]), "not in the vocab"),
+    (lambda d: d["vocab"].append(d["vocab"][3]), "duplicate"),
+    (lambda d: d["config"].update(vocab_size=-1), "bad config"),
+    (lambda d: d["config"].update(evil=1), "unknown config"),
+    (lambda d: d.update(format="other"), "not a pybpe tokenizer"),
+])
+def test_corrupt_files_raise_format_error(tmp_path, backend, mutate, message):
+    path = tmp_path / "tok.json"
+    chapter(backend, 25).save(path)
+    document = json.loads(path.read_text(encoding="utf-8"))
+    mutate(document)
+    path.write_text(json.dumps(document), encoding="utf-8")
+    with pytest.raises(pybpe.FormatError, match=message) as info:
+        pybpe.load(path, backend=backend)
+    assert str(path) in str(info.value)
+
+
+def test_truncated_file(tmp_path, backend):
+    path = tmp_path / "tok.json"
+    chapter(backend, 25).save(path)
+    path.write_bytes(path.read_bytes()[:100])
+    with pytest.raises(pybpe.FormatError, match="invalid JSON"):
+        pybpe.load(path, backend=backend)
+
+
+# -- bad input (SPEC §3) -----------------------------------------------------------------
+def test_bad_arguments_name_what_was_wrong(backend):
+    with pytest.raises(TypeError, match=r"corpus\[2\]"):
+        chapter(backend, 25, ["ok", "fine", 3])
+    with pytest.raises(TypeError, match="single str"):
+        chapter(backend, 25, "low lower")
+    with pytest.raises(ValueError, match="vocab_size"):
+        pybpe.BPETokenizer(vocab_size=-1)
+    with pytest.raises(TypeError, match="vocab_size"):
+        pybpe.BPETokenizer(vocab_size=2.5)
+    tok = chapter(backend, 25)
+    with pytest.raises(TypeError, match=r"ids\[1\]"):
+        tok.decode([1, "2"])
+    with pytest.raises(TypeError, match="text"):
+        tok.encode(b"bytes")
+    with pytest.raises(ValueError, match="backend"):
+        pybpe.BPETokenizer(backend="rust")
+
+
+def test_untrained_tokenizer_says_what_to_do(backend):
+    with pytest.raises(RuntimeError, match="train"):
+        pybpe.BPETokenizer(backend=backend).encode("hello")
+
+
+def test_special_tokens(backend):
+    tok = pybpe.BPETokenizer(vocab_size=30, special_tokens=["<|end|>"], backend=backend)
+    tok.train(["low lower <|end|> newest widest"])
+    end = tok.token_to_id["<|end|>"]
+    assert end == tok.vocab_size - 1 and tok.vocab_size == 30
+    assert end in tok.encode("low<|end|>lower", allowed_special="all")
+    assert end not in tok.encode("low<|end|>lower")
+    assert "|" not in "".join(tok.vocab[:-1])  # never trained on
+
+
+def test_empty_and_whitespace_inputs(backend):
+    tok = chapter(backend, 25)
+    assert tok.encode("") == [] and tok.encode(" \t\n") == [] and tok.decode([]) == ""
+    empty = pybpe.BPETokenizer(vocab_size=10, backend=backend)
+    empty.train([])
+    assert empty.vocab == ["<UNK>"] and empty.encode("abc") == [0, 0, 0]
+
+
+def test_encode_batch_matches_encode(backend):
+    tok = chapter(backend, 30)
+    texts = ["lowest newest", "", "widest low"] * 10
+    assert tok.encode_batch(texts) == [tok.encode(t) for t in texts]
+    assert tok.encode_batch(texts, num_threads=1) == [tok.encode(t) for t in texts]
+
+
+def test_keyboard_interrupt_keeps_previous_state(backend, monkeypatch):
+    tok = chapter(backend, 25)
+    before = (tok.vocab, tok.merges)
+
+    def interrupt(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(type(tok), "_show_progress", interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        tok.train(["completely different text here"], progress=True)
+    assert (tok.vocab, tok.merges) == before and tok.encode("lowest") == [21, 23, 24]
+
+
+def test_char_tokenizer():
+    tok = pybpe.CharTokenizer()
+    tok.build_vocab(["hello world"])
+    assert tok.vocab == ["<UNK>", " ", "d", "e", "h", "l", "o", "r", "w"]
+    assert tok.encode("hold!") == [4, 6, 5, 2, 0]
+    assert tok.decode([4, 6, 5, 2, 0]) == "hold<UNK>"
+    assert isinstance(tok, pybpe.Tokenizer)
+
+
+def test_flavour_units():
+    assert Flavour().units("low") == ["l", "o", "w "]
+    assert Flavour(end_of_word="symbol", marker="_").units("ab") == ["a", "b", "_"]
+    assert Flavour(byte_level=True, pretokenizer=None).units("é") == [b"\xc3", b"\xa9"]
