@@ -157,14 +157,9 @@ def test_every_backend_equals_reference(name, corpus, vocab_size, probe):
 
 
 # -- real text --------------------------------------------------------------------------
-SHAKESPEARE = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data", "shakespeare.txt")
-
-
 @pytest.mark.skipif(len(BACKENDS) < 2, reason="needs both backends (C extension not built)")
-@pytest.mark.skipif(not os.path.exists(SHAKESPEARE), reason="../shared/data/shakespeare.txt absent")
-def test_shakespeare_c_equals_python_at_1000_merges():
-    with open(SHAKESPEARE, encoding="utf-8") as f:
-        lines = f.read().splitlines()
+def test_shakespeare_c_equals_python_at_1000_merges(shakespeare_text):
+    lines = shakespeare_text.splitlines()
     toks = []
     for backend in BACKENDS:
         tok = pybpe.BPETokenizer(vocab_size=0, backend=backend)
