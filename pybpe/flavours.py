@@ -52,7 +52,7 @@ class Flavour:
             raise ValueError("end_of_word must be 'suffix', 'symbol' or None, not %r" % (end_of_word,))
         if byte_level and end_of_word is not None:
             raise ValueError("byte-level BPE has no end-of-word marker: leave end_of_word=None")
-        if marker is _DEFAULT:
+        if marker is _DEFAULT or (marker is None and end_of_word is None):
             marker = "</w>" if end_of_word == "symbol" else " "
         if not isinstance(marker, str) or not marker:
             raise ValueError("marker must be a non-empty str, not %r" % (marker,))

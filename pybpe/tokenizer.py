@@ -337,7 +337,7 @@ class BPETokenizer(Tokenizer):
             "merges": [[a, b] for a, b, _ in self._merge_ids],
             "merge_counts": list(self._merge_counts),
         }
-        atomic_write_text(path, json.dumps(document, ensure_ascii=False, indent=0) + "\n")
+        atomic_write_text(path, _dump_json(document))
 
     @classmethod
     def load(cls, path, *, backend=None):
@@ -421,6 +421,20 @@ def _from_document(doc, path, backend):
         fail("special tokens also appear in \"vocab\"")
     tok._install(symtab, merge_ids, list(counts))
     return tok
+
+
+def _dump_json(document):
+    """JSON with the header on top and one vocab entry / merge per line, so a
+    model file reads (and greps, and diffs) well.  ASCII-only: lone surrogates
+    in character tokens are written as \\udXXX escapes."""
+    fields = []
+    for key, value in document.items():
+        if isinstance(value, list):
+            body = ",\n  ".join(json.dumps(v, ensure_ascii=True) for v in value)
+            fields.append("%s: [\n  %s\n]" % (json.dumps(key), body) if value else '%s: []' % json.dumps(key))
+        else:
+            fields.append("%s: %s" % (json.dumps(key), json.dumps(value, ensure_ascii=True)))
+    return "{\n" + ",\n".join(fields) + "\n}\n"
 
 
 def atomic_write_text(path, text):

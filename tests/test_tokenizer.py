@@ -221,8 +221,9 @@ def test_save_is_atomic(tmp_path, backend, monkeypatch):
 @pytest.mark.parametrize("mutate, message", [
     (lambda d: d.update(version=99), "version 99"),
     (lambda d: d.pop("vocab"), "vocab"),
-    (lambda d: d["merges"].append([0, 10 ** 9]), "merges\\[4\\]"),
-    (lambda d: d["merges"].append([1, 1]), "not in the vocab"),
+    (lambda d: (d["merges"].append([0, 10 ** 9]), d["merge_counts"].append(1)), "merges\\[4\\]"),
+    (lambda d: (d["merges"].append([1, 1]), d["merge_counts"].append(1)), "not in the vocab"),
+    (lambda d: d["merges"].append([1, 2]), "same length"),
     (lambda d: d["vocab"].append(d["vocab"][3]), "duplicate"),
     (lambda d: d["config"].update(vocab_size=-1), "bad config"),
     (lambda d: d["config"].update(evil=1), "unknown config"),
