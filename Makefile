@@ -18,7 +18,8 @@ test: $(STAMP) ctest     ## the whole suite: C self-tests, then pytest on every 
 	$(PY) -m pytest -q tests
 
 bench: $(STAMP)          ## pytest-benchmark: C vs Python (and peers when installed)
-	$(PY) -m pytest -q benchmarks --benchmark-only --benchmark-columns=min,median,mean,rounds
+	$(PY) -m pytest benchmarks -o python_files='bench_*.py' -p no:cacheprovider \
+	    --benchmark-columns=min,median,rounds --benchmark-group-by=group --benchmark-sort=name
 
 build: $(STAMP)          ## recompile the C extension in place after editing csrc/
 	$(PY) -m pip install -q --no-build-isolation -e .

@@ -23,8 +23,10 @@ def _read_lines(paths):
 
 
 def _show_tokens(tok, ids):
+    """Token strings separated by spaces, with the end-of-word space shown as "_"."""
     pieces = [tok.id_to_token.get(i, "<UNK>") for i in ids]
-    return " | ".join(p.decode("utf-8", "replace") if isinstance(p, bytes) else p for p in pieces)
+    pieces = [p.decode("utf-8", "replace") if isinstance(p, bytes) else p for p in pieces]
+    return " ".join(p.replace(" ", "_") for p in pieces)
 
 
 def demo(args):
