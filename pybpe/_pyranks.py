@@ -1,0 +1,187 @@
+"""Rank-table byte-pair merging in pure Python: the specification of csrc/ranks.c.
+
+`RankTable` encodes the pieces a pre-tokenizer cut from a text, the way
+tiktoken does (repeatedly merge the adjacent pair whose concatenated bytes has
+the lowest rank, leftmost on ties) or, given an explicit merge list, the way
+GPT-2's vocab.bpe and Hugging Face's BPE model do (the adjacent pair with the
+lowest *merge* rank, leftmost on ties).  pybpe._cranks has the same names,
+arguments and results.  Pre-tokenization, special tokens and decoding live in
+pybpe.encoding; this module knows only bytes and IDs.
+"""
+import heapq
+
+# Pieces with at least this many bytes are merged with a heap over a linked
+# list (O(n log n)); shorter ones with a plain rescan of the parts (O(n^2) but
+# tiny constants).  tiktoken switches at 100 bytes for the same reason; the
+# crossover measured here on "a" * n and random letters is between 60 and 200,
+# so the exact value hardly matters.  tests/test_encoding.py runs pieces on both
+# sides of it.
+HEAP_THRESHOLD = 100
+
+# Distinct pieces remembered per table.  Text is Zipfian: on Shakespeare the
+# 10,000 most frequent pieces cover over 90% of them.  When full, the cache is
+# simply cleared (cheaper than LRU bookkeeping and just as good on real text).
+CACHE_SIZE = 65536
+
+
+def byte_pair_merge(parts, pair_rank):
+    """Merge `parts` in place-order: repeatedly join the adjacent pair with the
+    lowest priority, leftmost on ties, until no pair has one.
+
+    `pair_rank(a, b)` returns `(priority, merged)` or None.  Returns the new
+    list of parts.  With tiktoken's rule the parts are bytes and the priority
+    is the rank of `a + b`:
+
+        >>> ranks = {b"a": 0, b"b": 1, b"ab": 2, b"aab": 3}
+        >>> def rule(a, b):
+        ...     r = ranks.get(a + b)
+        ...     return None if r is None else (r, a + b)
+        >>> byte_pair_merge([b"a", b"a", b"b"], rule)
+        [b'aab']
+    """
+    if len(parts) < HEAP_THRESHOLD:
+        return _merge_linear(parts, pair_rank)
+    return _merge_heap(parts, pair_rank)
+
+
+def _merge_linear(parts, pair_rank):
+    # The textbook loop: rescan every adjacent pair, merge the best, repeat.
+    parts = list(parts)
+    while len(parts) > 1:
+        best = None
+        best_i = -1
+        for i in range(len(parts) - 1):
+            found = pair_rank(parts[i], parts[i + 1])
+            if found is not None and (best is None or found[0] < best[0]):
+                best, best_i = found, i  # strict < keeps the leftmost on ties
+        if best is None:
+            break
+        parts[best_i : best_i + 2] = [best[1]]
+    return parts
+
+
+def _merge_heap(parts, pair_rank):
+    # Parts form a doubly linked list indexed by their original position, so
+    # "leftmost" is simply the smaller index.  The heap holds (priority,
+    # index, left part, right part); an entry is stale when either node died or
+    # changed since it was pushed, which is checked on pop (lazy deletion).
+    n = len(parts)
+    value = list(parts)
+    nxt = list(range(1, n + 1))
+    prv = list(range(-1, n - 1))
+    alive = [True] * n
+    heap = []
+
+    def push(i):
+        j = nxt[i]
+        if j < n:
+            found = pair_rank(value[i], value[j])
+            if found is not None:
+                heap.append((found[0], i, value[i], value[j], found[1]))
+
+    for i in range(n - 1):
+        push(i)
+    heapq.heapify(heap)
+    while heap:
+        _, i, left, right, merged = heapq.heappop(heap)
+        j = nxt[i] if alive[i] else n
+        if j >= n or value[i] is not left or value[j] is not right:
+            continue  # stale: a neighbour merged since this entry was pushed
+        value[i] = merged
+        alive[j] = False
+        nxt[i] = nxt[j]
+        if nxt[j] < n:
+            prv[nxt[j]] = i
+        for k in (prv[i], i):
+            if k >= 0:
+                m = nxt[k]
+                if m < n:
+                    found = pair_rank(value[k], value[m])
+                    if found is not None:
+                        heapq.heappush(heap, (found[0], k, value[k], value[m], found[1]))
+    out = []
+    i = 0
+    while i < n:
+        out.append(value[i])
+        i = nxt[i]
+    return out
+
+
+class RankTable:
+    """Encodes pre-tokenized pieces to IDs.
+
+    tokens / ids: token `tokens[k]` (bytes) has ID `ids[k]`.
+    merges: None for tiktoken's rule (the ID of a token is its rank), or a
+        list of (left_id, right_id, result_id) by merge rank for merge-list
+        semantics.
+    whole_piece: look the whole piece up before merging (tiktoken does; GPT-2
+        and Hugging Face's BPE, unless `ignore_merges`, do not).
+
+        >>> t = RankTable([b"a", b"b", b"ab"], [0, 1, 2])
+        >>> t.encode_pieces(["ab", "ba", "aab"])
+        [2, 1, 0, 0, 2]
+        >>> m = RankTable([b"a", b"b", b"ab"], [0, 1, 2], merges=[(0, 1, 2)], whole_piece=False)
+        >>> m.encode_pieces(["aab"])
+        [0, 2]
+    """
+
+    def __init__(self, tokens, ids, merges=None, whole_piece=True):
+        self._encoder = dict(zip(tokens, ids))
+        self._whole_piece = whole_piece
+        self._cache = {}
+        if merges is None:
+            encoder = self._encoder
+
+            def rule(a, b):
+                ab = a + b
+                r = encoder.get(ab)
+                return None if r is None else (r, ab)
+
+            self._rule = rule
+            self._byte_parts = [bytes([b]) for b in range(256)]
+            self._finish = self._ids_of_bytes
+        else:
+            pairs = {}
+            for rank, (left, right, result) in enumerate(merges):
+                pairs.setdefault((left, right), (rank, result))
+            self._rule = lambda a, b: pairs.get((a, b))
+            self._byte_parts = [self._encoder.get(bytes([b])) for b in range(256)]
+            self._finish = None
+
+    def _ids_of_bytes(self, parts):
+        try:
+            return [self._encoder[p] for p in parts]
+        except KeyError as exc:
+            raise ValueError("byte %r of the text has no token in this vocabulary" % (exc.args[0],)) from None
+
+    def encode_piece(self, piece):
+        """IDs of one piece (bytes).
+
+            >>> RankTable([b"a", b"b", b"ab"], [0, 1, 2]).encode_piece(b"abab")
+            [2, 2]
+        """
+        if self._whole_piece:
+            found = self._encoder.get(piece)
+            if found is not None:
+                return [found]
+        parts = [self._byte_parts[b] for b in piece]
+        if self._finish is None and None in parts:
+            raise ValueError("a byte of the text has no token in this vocabulary")
+        parts = byte_pair_merge(parts, self._rule)
+        return parts if self._finish is None else self._finish(parts)
+
+    def encode_pieces(self, pieces):
+        """IDs of many pieces (str), concatenated; empty pieces give nothing."""
+        cache = self._cache
+        out = []
+        for piece in pieces:
+            ids = cache.get(piece)
+            if ids is None:
+                if not piece:
+                    continue
+                ids = self.encode_piece(piece.encode("utf-8"))
+                if len(cache) >= CACHE_SIZE:
+                    cache.clear()
+                cache[piece] = ids
+            out.extend(ids)
+        return out

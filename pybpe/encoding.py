@@ -1,0 +1,415 @@
+"""pybpe.Encoding: a drop-in for tiktoken.Encoding, with the same IDs.
+
+An Encoding is a byte-level BPE: a regex cuts the text into pieces, each
+piece's UTF-8 bytes are merged by rank (pybpe._cranks in C, pybpe._pyranks in
+Python -- identical results), and special tokens such as <|endoftext|> are
+matched only where the caller allows them.  Loading rank files and the
+registry of named encodings live in pybpe.formats and pybpe.registry.  Left
+out from tiktoken: encode_to_numpy and the "unstable" completion helpers.
+
+    >>> from pybpe import get_encoding
+    >>> enc = get_encoding("gpt2")
+    >>> enc.encode("hello world")
+    [31373, 995]
+    >>> enc.decode([31373, 995])
+    'hello world'
+"""
+import functools
+from concurrent.futures import ThreadPoolExecutor
+
+import regex
+
+from . import _backend
+
+_ALL = "all"
+
+
+def _ranks_module(backend):
+    """pybpe._cranks or pybpe._pyranks for a backend name (see _backend.resolve)."""
+    if _backend.resolve(backend) == "c":
+        from . import _cranks
+
+        return _cranks
+    from . import _pyranks
+
+    return _pyranks
+
+
+@functools.lru_cache(maxsize=128)
+def _special_regex(tokens):
+    """One regex matching any of `tokens` (a frozenset of str).
+
+    Longer tokens are tried first, so where two start at the same place the
+    longer wins; tiktoken's order there is a hash order, i.e. unspecified.
+    """
+    ordered = sorted(tokens, key=lambda t: (-len(t), t))
+    return regex.compile("|".join(regex.escape(t) for t in ordered))
+
+
+def _fix_surrogates(text):
+    """What tiktoken does to a str UTF-8 cannot encode: surrogate *pairs* become
+    the character they spell, lone surrogates become U+FFFD.
+
+        >>> _fix_surrogates("a\\ud83d\\ude00b\\udc00")
+        'a😀b�'
+    """
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
+def _raise_disallowed(token):
+    raise ValueError(
+        "Encountered text corresponding to disallowed special token %r.\n"
+        "To encode it as the special token, allow it: allowed_special={%r, ...}.\n"
+        "To encode it as ordinary text, exclude it from the check: "
+        "disallowed_special=(enc.special_tokens_set - {%r}).\n"
+        "To turn the check off for every special token, pass disallowed_special=()." % (token, token, token)
+    )
+
+
+class Encoding:
+    """A byte-level BPE with tiktoken's constructor and methods.
+
+    name, pat_str, mergeable_ranks ({bytes: rank}), special_tokens
+    ({str: id}) and explicit_n_vocab mean what they mean in tiktoken.
+
+    pybpe extensions (keyword only):
+      merges: a merge list [(left_id, right_id), ...] by merge rank.  Then a
+        piece is encoded the way GPT-2's vocab.bpe and Hugging Face's BPE model
+        do: the adjacent pair with the lowest *merge* rank merges first,
+        leftmost on ties.  Without it, tiktoken's rule applies: any adjacent
+        pair whose concatenated bytes is a token may merge, lowest token rank
+        first.  The two agree on vocabularies produced by training in rank
+        order (GPT-2's, cl100k's, pybpe's own byte-level ones); they can differ
+        on hand-made ones, e.g. where a token can be built from two different
+        splits or where a token's ID is smaller than its parts' IDs.
+      lookup_whole_piece: look the whole piece up before merging.  Default:
+        True without `merges` (tiktoken does), False with them (GPT-2 and
+        Hugging Face do, unless the model says `ignore_merges`).
+      backend: "auto" | "c" | "python" (default: PYBPE_BACKEND, then auto).
+
+        >>> ranks = {bytes([b]): b for b in range(256)}
+        >>> ranks[b"ab"] = 256
+        >>> enc = Encoding("toy", pat_str=r"\\w+|\\W", mergeable_ranks=ranks,
+        ...                special_tokens={"<|end|>": 257})
+        >>> enc.encode("abab, ab<|end|>", allowed_special="all")
+        [256, 256, 44, 32, 256, 257]
+    """
+
+    def __init__(self, name, *, pat_str, mergeable_ranks, special_tokens, explicit_n_vocab=None,
+                 merges=None, lookup_whole_piece=None, backend=None):
+        _check_ranks(mergeable_ranks)
+        _check_specials(special_tokens)
+        if not isinstance(pat_str, str):
+            raise TypeError("pat_str must be a str, not %s" % type(pat_str).__name__)
+        self.name = name
+        self._pat_str = pat_str
+        self._pat = regex.compile(pat_str)
+        self._mergeable_ranks = dict(mergeable_ranks)
+        self._special_tokens = dict(special_tokens)
+        self.max_token_value = max(max(mergeable_ranks.values(), default=0),
+                                   max(special_tokens.values(), default=0))
+        if explicit_n_vocab:
+            total = len(mergeable_ranks) + len(special_tokens)
+            if total != explicit_n_vocab or self.max_token_value != explicit_n_vocab - 1:
+                raise ValueError(
+                    "explicit_n_vocab=%d, but there are %d tokens with a largest ID of %d"
+                    % (explicit_n_vocab, total, self.max_token_value))
+        self._decoder = {i: t for t, i in self._mergeable_ranks.items()}
+        for text, i in self._special_tokens.items():
+            self._decoder.setdefault(i, text.encode("utf-8"))
+        self._special_token_values = set(self._special_tokens.values())
+        self._merges = None if merges is None else [tuple(m) for m in merges]
+        triples = None if merges is None else self._merge_triples(self._merges)
+        if lookup_whole_piece is None:
+            lookup_whole_piece = merges is None
+        self._lookup_whole_piece = bool(lookup_whole_piece)
+        self._backend_name = _backend.resolve(backend)
+        module = _ranks_module(self._backend_name)
+        tokens = list(self._mergeable_ranks)
+        self._table = module.RankTable(tokens, [self._mergeable_ranks[t] for t in tokens],
+                                       merges=triples, whole_piece=self._lookup_whole_piece)
+
+    def _merge_triples(self, merges):
+        # Validated here, once, for both backends: each merge names two known
+        # tokens whose concatenation is a token, and no pair appears twice
+        # (implementations disagree about which copy would win).
+        seen = set()
+        triples = []
+        for rank, pair in enumerate(merges):
+            if len(pair) != 2 or not all(isinstance(i, int) for i in pair):
+                raise TypeError("merges[%d] must be a pair of int IDs, not %r" % (rank, pair))
+            left, right = pair
+            if left not in self._decoder:
+                raise ValueError("merges[%d]: unknown token ID %d" % (rank, left))
+            if right not in self._decoder:
+                raise ValueError("merges[%d]: unknown token ID %d" % (rank, right))
+            if left in self._special_token_values or right in self._special_token_values:
+                raise ValueError("merges[%d]: special tokens never merge" % rank)
+            result = self._mergeable_ranks.get(self._decoder[left] + self._decoder[right])
+            if result is None:
+                raise ValueError("merges[%d]: %r + %r is not a token" % (
+                    rank, self._decoder[left], self._decoder[right]))
+            if pair in seen:
+                raise ValueError("merges[%d]: the pair %r appears twice" % (rank, pair))
+            seen.add(pair)
+            triples.append((left, right, result))
+        return triples
+
+    def __repr__(self):
+        return "<Encoding %r>" % self.name
+
+    # -- pickling: rebuild the tables from the constructor's arguments --------
+    def __getstate__(self):
+        return {"name": self.name, "pat_str": self._pat_str, "mergeable_ranks": self._mergeable_ranks,
+                "special_tokens": self._special_tokens, "merges": self._merges,
+                "lookup_whole_piece": self._lookup_whole_piece, "backend": self._backend_name}
+
+    def __setstate__(self, state):
+        self.__init__(state.pop("name"), **state)
+
+    # -- encoding -------------------------------------------------------------
+    @property
+    def backend(self):
+        """"c" or "python": which implementation merges the pieces."""
+        return self._backend_name
+
+    def _encode_plain(self, text):
+        # Text with no special tokens and no surrogates: split, then merge.
+        if self._pat.groups:  # capture groups would make findall return groups
+            pieces = [m.group() for m in self._pat.finditer(text)]
+        else:
+            pieces = self._pat.findall(text)
+        return self._table.encode_pieces(pieces)
+
+    def encode_ordinary(self, text):
+        """Encode `text` ignoring special tokens (their text is ordinary text).
+
+            >>> from pybpe import get_encoding
+            >>> get_encoding("gpt2").encode_ordinary("<|endoftext|>")
+            [27, 91, 437, 1659, 5239, 91, 29]
+        """
+        if not isinstance(text, str):
+            raise TypeError("text must be a str, not %s" % type(text).__name__)
+        return self._encode_plain(_fix_surrogates(text))
+
+    def encode(self, text, *, allowed_special=frozenset(), disallowed_special=_ALL):
+        """Encode `text`; special-token text is a special token only where allowed.
+
+        allowed_special: "all" or a set of special-token strings to encode as
+            their special IDs.
+        disallowed_special: "all" (every special token not allowed) or a
+            collection of strings whose presence in `text` raises ValueError;
+            pass () to encode such text as ordinary text.
+
+            >>> from pybpe import get_encoding
+            >>> enc = get_encoding("gpt2")
+            >>> enc.encode("<|endoftext|>", allowed_special="all")
+            [50256]
+            >>> enc.encode("<|endoftext|>", disallowed_special=())
+            [27, 91, 437, 1659, 5239, 91, 29]
+            >>> enc.encode("<|endoftext|>")
+            Traceback (most recent call last):
+            ...
+            ValueError: Encountered text corresponding to disallowed special token '<|endoftext|>'...
+        """
+        if not isinstance(text, str):
+            raise TypeError("text must be a str, not %s" % type(text).__name__)
+        allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
+        if disallowed:
+            match = _special_regex(disallowed).search(text)
+            if match:
+                _raise_disallowed(match.group())
+        text = _fix_surrogates(text)
+        allowed = frozenset(t for t in allowed if t in self._special_tokens)
+        if not allowed:
+            return self._encode_plain(text)
+        out = []
+        start = 0
+        for match in _special_regex(allowed).finditer(text):
+            out.extend(self._encode_plain(text[start:match.start()]))
+            out.append(self._special_tokens[match.group()])
+            start = match.end()
+        out.extend(self._encode_plain(text[start:]))
+        return out
+
+    def _special_sets(self, allowed_special, disallowed_special):
+        # tiktoken's rules: "all" allowed = every special token; "all"
+        # disallowed = every special token that is not allowed.
+        if allowed_special == _ALL:
+            allowed_special = self.special_tokens_set
+        if disallowed_special == _ALL:
+            disallowed_special = self.special_tokens_set - set(allowed_special)
+        if isinstance(allowed_special, str) or isinstance(disallowed_special, str):
+            raise TypeError('allowed_special / disallowed_special must be "all" or a collection of str')
+        return frozenset(allowed_special), frozenset(disallowed_special)
+
+    def encode_single_token(self, text_or_bytes):
+        """The ID of text (str or bytes) that is exactly one token; KeyError otherwise.
+
+            >>> from pybpe import get_encoding
+            >>> get_encoding("gpt2").encode_single_token("hello")
+            31373
+        """
+        if isinstance(text_or_bytes, str):
+            if text_or_bytes in self._special_tokens:
+                return self._special_tokens[text_or_bytes]
+            text_or_bytes = text_or_bytes.encode("utf-8")
+        return self._mergeable_ranks[text_or_bytes]
+
+    def encode_ordinary_batch(self, text, *, num_threads=8):
+        """encode_ordinary over a list of str, on `num_threads` threads (the C
+        backend merges without the GIL)."""
+        with ThreadPoolExecutor(num_threads) as pool:
+            return list(pool.map(self.encode_ordinary, text))
+
+    def encode_batch(self, text, *, num_threads=8, allowed_special=frozenset(), disallowed_special=_ALL):
+        """encode over a list of str, on `num_threads` threads."""
+        encoder = functools.partial(self.encode, allowed_special=allowed_special,
+                                    disallowed_special=disallowed_special)
+        with ThreadPoolExecutor(num_threads) as pool:
+            return list(pool.map(encoder, text))
+
+    # -- decoding -------------------------------------------------------------
+    def decode_bytes(self, tokens):
+        """The bytes of `tokens` concatenated; KeyError for an unknown ID.
+
+            >>> from pybpe import get_encoding
+            >>> get_encoding("gpt2").decode_bytes([31373, 995])
+            b'hello world'
+        """
+        decoder = self._decoder
+        try:
+            return b"".join([decoder[t] for t in tokens])
+        except KeyError as exc:
+            raise KeyError("Invalid token for decoding: %r" % (exc.args[0],)) from None
+
+    def decode(self, tokens, errors="replace"):
+        """decode_bytes, then UTF-8 with `errors` (a token may end mid-character).
+
+            >>> from pybpe import get_encoding
+            >>> get_encoding("gpt2").decode([447])
+            '�'
+        """
+        return self.decode_bytes(tokens).decode("utf-8", errors=errors)
+
+    def decode_single_token_bytes(self, token):
+        """The bytes of one token.
+
+            >>> from pybpe import get_encoding
+            >>> get_encoding("cl100k_base").decode_single_token_bytes(15339)
+            b'hello'
+        """
+        try:
+            return self._decoder[token]
+        except (KeyError, TypeError):
+            raise KeyError("Invalid token for decoding: %r" % (token,)) from None
+
+    def decode_tokens_bytes(self, tokens):
+        """[decode_single_token_bytes(t) for t in tokens]."""
+        return [self.decode_single_token_bytes(t) for t in tokens]
+
+    def decode_with_offsets(self, tokens):
+        """The text and, per token, the index of the character it starts in.
+
+        A token that starts inside a multi-byte character is attributed to
+        that character (as tiktoken does).
+
+            >>> from pybpe import get_encoding
+            >>> enc = get_encoding("cl100k_base")
+            >>> enc.decode_with_offsets(enc.encode("hi é!"))
+            ('hi é!', [0, 2, 4])
+        """
+        pieces = self.decode_tokens_bytes(tokens)
+        offsets = []
+        n_chars = 0
+        for piece in pieces:
+            starts_inside = bool(piece) and 0x80 <= piece[0] < 0xC0
+            offsets.append(max(0, n_chars - starts_inside))
+            # every byte that is not a continuation byte starts a character
+            n_chars += sum(1 for b in piece if not 0x80 <= b < 0xC0)
+        return b"".join(pieces).decode("utf-8", errors="strict"), offsets
+
+    def decode_batch(self, batch, *, errors="replace", num_threads=8):
+        """decode over a list of token lists."""
+        decoder = functools.partial(self.decode, errors=errors)
+        with ThreadPoolExecutor(num_threads) as pool:
+            return list(pool.map(decoder, batch))
+
+    def decode_bytes_batch(self, batch, *, num_threads=8):
+        """decode_bytes over a list of token lists."""
+        with ThreadPoolExecutor(num_threads) as pool:
+            return list(pool.map(self.decode_bytes, batch))
+
+    # -- inspection -----------------------------------------------------------
+    def token_byte_values(self):
+        """The bytes of every mergeable token, sorted (tiktoken's order)."""
+        return sorted(self._mergeable_ranks)
+
+    @property
+    def eot_token(self):
+        """The ID of <|endoftext|> (KeyError when this encoding has none)."""
+        return self._special_tokens["<|endoftext|>"]
+
+    @functools.cached_property
+    def special_tokens_set(self):
+        """The special tokens' strings."""
+        return set(self._special_tokens)
+
+    def is_special_token(self, token):
+        """True when ID `token` is a special token."""
+        return token in self._special_token_values
+
+    @property
+    def n_vocab(self):
+        """One more than the largest ID (IDs may have gaps, as in cl100k_base)."""
+        return self.max_token_value + 1
+
+    @property
+    def merges(self):
+        """The explicit merge list as given, or None (tiktoken's rank rule)."""
+        return None if self._merges is None else list(self._merges)
+
+    @property
+    def pat_str(self):
+        """The pre-tokenizer pattern."""
+        return self._pat_str
+
+    @property
+    def mergeable_ranks(self):
+        """A copy of {token bytes: rank/ID}."""
+        return dict(self._mergeable_ranks)
+
+    @property
+    def special_tokens(self):
+        """A copy of {special token str: ID}."""
+        return dict(self._special_tokens)
+
+
+def _check_ranks(ranks):
+    if not isinstance(ranks, dict):
+        raise TypeError("mergeable_ranks must be a dict {bytes: int}, not %s" % type(ranks).__name__)
+    seen = set()
+    for token, rank in ranks.items():
+        if not isinstance(token, bytes) or not token:
+            raise TypeError("mergeable_ranks keys must be non-empty bytes, not %r" % (token,))
+        if not isinstance(rank, int) or isinstance(rank, bool) or not 0 <= rank < 2**32 - 1:
+            raise ValueError("mergeable_ranks[%r] = %r: ranks are ints in [0, 2**32 - 1)" % (token, rank))
+        if rank in seen:
+            raise ValueError("mergeable_ranks: rank %d is given to two tokens" % rank)
+        seen.add(rank)
+
+
+def _check_specials(specials):
+    if not isinstance(specials, dict):
+        raise TypeError("special_tokens must be a dict {str: int}, not %s" % type(specials).__name__)
+    for text, i in specials.items():
+        if not isinstance(text, str) or not text:
+            raise TypeError("special_tokens keys must be non-empty str, not %r" % (text,))
+        if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < 2**32 - 1:
+            raise ValueError("special_tokens[%r] = %r: IDs are ints in [0, 2**32 - 1)" % (text, i))

@@ -1,0 +1,422 @@
+"""Vocabulary files in, vocabulary files out: .tiktoken, GPT-2 and Hugging Face.
+
+- `.tiktoken`: one `base64(token) rank` per line (load_tiktoken_bpe /
+  dump_tiktoken_bpe).
+- GPT-2: `encoder.json` / `vocab.json` ({token: id}, bytes spelled with the
+  byte-to-unicode alphabet) + `vocab.bpe` / `merges.txt` (one merge per line)
+  (load_gpt2_bpe / dump_gpt2_bpe).
+- Hugging Face `tokenizer.json` with a BPE model and the ByteLevel
+  pre-tokenizer (load_hf_tokenizer / dump_hf_tokenizer).
+A bad file raises pybpe.FormatError naming the file (and line) and the problem,
+never a half-built object; writes go to a temporary file renamed into place.
+Left out: normalizers, `add_prefix_space`, byte fallback, dropout and
+continuing-subword prefixes of tokenizer.json (rejected with a FormatError).
+"""
+import base64
+import binascii
+import json
+import os
+import tempfile
+
+from . import patterns
+from ._pyranks import byte_pair_merge
+from .errors import FormatError
+
+_MAX_ID = 2**32 - 2  # IDs are uint32 in C; 2**32 - 1 means "no symbol"
+
+
+def _atomic_write(path, data):
+    """Write bytes to `path` via a temporary file in the same directory and
+    os.replace, so readers see the old file or the new one, never half."""
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".%s." % os.path.basename(path), suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _read_bytes(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except IsADirectoryError:
+        raise FormatError("%s: is a directory, not a vocabulary file" % path) from None
+
+
+# -- .tiktoken -------------------------------------------------------------------
+
+def load_tiktoken_bpe(path):
+    """{token bytes: rank} from a .tiktoken file.
+
+    Stricter than tiktoken's loader: a line that is not exactly
+    `base64 integer`, a token or rank given twice, or an empty file raises
+    FormatError("<file>:<line>: ...").
+
+        >>> import os, tempfile
+        >>> p = os.path.join(tempfile.mkdtemp(), "toy.tiktoken")
+        >>> dump_tiktoken_bpe({b"a": 0, b"b": 1, b"ab": 2}, p)
+        >>> open(p).read()
+        'YQ== 0\\nYg== 1\\nYWI= 2\\n'
+        >>> load_tiktoken_bpe(p)
+        {b'a': 0, b'b': 1, b'ab': 2}
+    """
+    path = os.fspath(path)
+    ranks = {}
+    seen_ranks = set()
+    for lineno, line in enumerate(_read_bytes(path).split(b"\n"), 1):
+        line = line.rstrip(b"\r")
+        if not line:
+            continue
+        fields = line.split()
+        if len(fields) != 2:
+            raise FormatError("%s:%d: expected 'base64-token rank', got %d fields" % (path, lineno, len(fields)))
+        try:
+            token = base64.b64decode(fields[0], validate=True)
+        except (binascii.Error, ValueError):
+            raise FormatError("%s:%d: the token is not valid base64" % (path, lineno)) from None
+        if not fields[1].isdigit() or len(fields[1]) > 10:
+            raise FormatError("%s:%d: the rank is not a non-negative integer" % (path, lineno))
+        rank = int(fields[1])
+        if not token:
+            raise FormatError("%s:%d: empty token" % (path, lineno))
+        if rank > _MAX_ID:
+            raise FormatError("%s:%d: rank %d is too large (at most %d)" % (path, lineno, rank, _MAX_ID))
+        if token in ranks:
+            raise FormatError("%s:%d: token %r appears twice" % (path, lineno, token))
+        if rank in seen_ranks:
+            raise FormatError("%s:%d: rank %d appears twice" % (path, lineno, rank))
+        ranks[token] = rank
+        seen_ranks.add(rank)
+    if not ranks:
+        raise FormatError("%s: no tokens (an empty .tiktoken file)" % path)
+    return ranks
+
+
+def dump_tiktoken_bpe(ranks, path):
+    """Write {token bytes: rank} as a .tiktoken file, in rank order, atomically."""
+    if not isinstance(ranks, dict):
+        raise TypeError("ranks must be a dict {bytes: int}, not %s" % type(ranks).__name__)
+    lines = []
+    for token, rank in sorted(ranks.items(), key=lambda item: item[1]):
+        if not isinstance(token, bytes) or not isinstance(rank, int):
+            raise TypeError("ranks must map bytes to int; got %r: %r" % (token, rank))
+        lines.append(b"%s %d\n" % (base64.b64encode(token), rank))
+    _atomic_write(path, b"".join(lines))
+
+
+# -- GPT-2's byte-to-unicode alphabet ----------------------------------------------
+
+def bytes_to_unicode():
+    """GPT-2's map from each byte to a printable character.
+
+    Printable Latin-1 bytes stand for themselves; the other 68 (controls,
+    space, soft hyphen...) take the characters from U+0100 on, in byte order,
+    so a space is 'Ġ' (U+0120) and a newline 'Ċ' (U+010A).
+
+        >>> m = bytes_to_unicode()
+        >>> m[ord("a")], m[ord(" ")], m[ord("\\n")], len(set(m.values()))
+        ('a', 'Ġ', 'Ċ', 256)
+    """
+    printable = set(range(ord("!"), ord("~") + 1)) | set(range(0xA1, 0xAC + 1)) | set(range(0xAE, 0xFF + 1))
+    mapping = {}
+    extra = 0
+    for b in range(256):
+        if b in printable:
+            mapping[b] = chr(b)
+        else:
+            mapping[b] = chr(256 + extra)
+            extra += 1
+    return mapping
+
+
+_BYTE_TO_CHAR = bytes_to_unicode()
+_CHAR_TO_BYTE = {c: b for b, c in _BYTE_TO_CHAR.items()}
+
+
+def token_to_unicode(token):
+    """bytes -> GPT-2's printable spelling.  token_to_unicode(b" hi") == 'Ġhi'"""
+    return "".join(_BYTE_TO_CHAR[b] for b in token)
+
+
+def unicode_to_token(text):
+    """GPT-2's printable spelling -> bytes; None when a character is outside
+    the alphabet.  unicode_to_token('Ġhi') == b' hi'"""
+    try:
+        return bytes(_CHAR_TO_BYTE[c] for c in text)
+    except KeyError:
+        return None
+
+
+def merges_from_ranks(ranks):
+    """The merge list that rebuilds a tiktoken rank table, as (left, right) IDs.
+
+    Token t of rank r is what byte-pair merging t's own bytes with the ranks
+    below r stops at, when that is exactly two parts.  Tokens that do not
+    stop at two parts (none in gpt2 or cl100k) get no merge: they stay in the
+    vocabulary but only whole-piece lookup can produce them.
+
+        >>> merges_from_ranks({b"a": 0, b"b": 1, b"ab": 2, b"aab": 3})
+        [(0, 1), (0, 2)]
+    """
+    merges = []
+    for token, rank in sorted(ranks.items(), key=lambda item: item[1]):
+        if len(token) < 2:
+            continue
+
+        def rule(a, b, limit=rank):
+            r = ranks.get(a + b)
+            return None if r is None or r >= limit else (r, a + b)
+
+        parts = byte_pair_merge([bytes([b]) for b in token], rule)
+        if len(parts) == 2 and parts[0] in ranks and parts[1] in ranks:
+            merges.append((ranks[parts[0]], ranks[parts[1]]))
+    return merges
+
+
+def _encoding_merges(enc):
+    return enc.merges if enc.merges is not None else merges_from_ranks(enc._mergeable_ranks)
+
+
+def _load_json(path):
+    try:
+        return json.loads(_read_bytes(path).decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise FormatError("%s: not UTF-8 (%s)" % (path, exc.reason)) from None
+    except RecursionError:
+        raise FormatError("%s: JSON nested too deeply" % path) from None
+    except ValueError as exc:
+        raise FormatError("%s: not valid JSON (%s)" % (path, exc)) from None
+
+
+def _looks_special(text):
+    return text.startswith("<|") and text.endswith("|>") and len(text) > 4
+
+
+def _split_vocab(vocab, path, special_tokens):
+    """{spelled token: id} -> ({bytes: id}, {special str: id}); FormatError on junk."""
+    if not isinstance(vocab, dict):
+        raise FormatError("%s: the vocabulary must be a JSON object {token: id}" % path)
+    ranks, specials = {}, {}
+    for text, i in vocab.items():
+        if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i <= _MAX_ID:
+            raise FormatError("%s: token %r has ID %r, not an integer in [0, %d]" % (path, text, i, _MAX_ID))
+        if special_tokens is not None and text in special_tokens:
+            continue
+        token = unicode_to_token(text)
+        if special_tokens is None and _looks_special(text):
+            specials[text] = i
+        elif token is None or not token:
+            raise FormatError("%s: token %r is not spelled in GPT-2's byte alphabet" % (path, text))
+        elif token in ranks:
+            raise FormatError("%s: token %r appears twice" % (path, text))
+        else:
+            ranks[token] = i
+    if special_tokens is not None:
+        specials = dict(special_tokens)
+    return ranks, specials
+
+
+def _parse_merges(items, vocab, path, numbered):
+    """Merge strings/pairs -> [(left_id, right_id)]; `numbered` maps an item
+    index to what to call it in errors (a line number or an index)."""
+    merges = []
+    for k, item in enumerate(items):
+        where = numbered(k)
+        if isinstance(item, str):
+            parts = item.split(" ")
+        elif isinstance(item, list):
+            parts = item
+        else:
+            raise FormatError("%s: %s: a merge must be 'left right' or [left, right]" % (path, where))
+        if len(parts) != 2 or not all(isinstance(p, str) and p for p in parts):
+            raise FormatError("%s: %s: expected two tokens, got %r" % (path, where, item))
+        left, right = parts
+        for side in (left, right, left + right):
+            if side not in vocab:
+                raise FormatError("%s: %s: %r is not in the vocabulary" % (path, where, side))
+        merges.append((vocab[left], vocab[right]))
+    return merges
+
+
+def _build(path, **kwargs):
+    # Any inconsistency the Encoding finds (a merge whose result is not a
+    # token, duplicate IDs...) is the file's fault: report it as such.
+    from .encoding import Encoding
+
+    try:
+        return Encoding(**kwargs)
+    except (ValueError, TypeError) as exc:
+        raise FormatError("%s: %s" % (path, exc)) from None
+
+
+# -- GPT-2 vocab.json + merges.txt ---------------------------------------------------
+
+def load_gpt2_bpe(vocab_path, merges_path, *, name=None, pat_str=patterns.GPT2, special_tokens=None,
+                  backend=None):
+    """An Encoding from GPT-2's encoder.json/vocab.json and vocab.bpe/merges.txt.
+
+    The merge list is kept, so encoding follows GPT-2's own rule (lowest merge
+    rank first).  special_tokens: {str: id}; by default every vocabulary entry
+    spelled <|...|> (GPT-2's <|endoftext|>) is one.
+    """
+    vocab_path, merges_path = os.fspath(vocab_path), os.fspath(merges_path)
+    vocab = _load_json(vocab_path)
+    ranks, specials = _split_vocab(vocab, vocab_path, special_tokens)
+    try:
+        text = _read_bytes(merges_path).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise FormatError("%s: not UTF-8 (%s)" % (merges_path, exc.reason)) from None
+    lines = text.split("\n")
+    items, linenos = [], []
+    for lineno, line in enumerate(lines, 1):
+        line = line.rstrip("\r")
+        if not line or (lineno == 1 and line.startswith("#version")):
+            continue
+        items.append(line)
+        linenos.append(lineno)
+    merges = _parse_merges(items, vocab, merges_path, lambda k: "line %d" % linenos[k])
+    return _build(vocab_path, name=name or os.path.splitext(os.path.basename(vocab_path))[0],
+                  pat_str=pat_str, mergeable_ranks=ranks, special_tokens=specials, merges=merges,
+                  backend=backend)
+
+
+def dump_gpt2_bpe(enc, vocab_path, merges_path):
+    """Write an Encoding as GPT-2's vocab.json + merges.txt (atomically, each).
+
+    An Encoding built from ranks (tiktoken's rule) gets the merge list
+    merges_from_ranks derives; special tokens go into vocab.json as well.
+    """
+    decoder = {i: t for t, i in enc._mergeable_ranks.items()}
+    vocab = {token_to_unicode(t): i for t, i in sorted(enc._mergeable_ranks.items(), key=lambda x: x[1])}
+    vocab.update(enc._special_tokens)
+    lines = ["#version: 0.2"]
+    for left, right in _encoding_merges(enc):
+        lines.append("%s %s" % (token_to_unicode(decoder[left]), token_to_unicode(decoder[right])))
+    _atomic_write(vocab_path, json.dumps(vocab, ensure_ascii=False).encode("utf-8"))
+    _atomic_write(merges_path, ("\n".join(lines) + "\n").encode("utf-8"))
+
+
+# -- Hugging Face tokenizer.json ------------------------------------------------------
+
+_WHOLE_TEXT = r"[\s\S]+"  # "no pre-tokenizer split": the whole text is one piece
+
+
+def _hf_pattern(pre, path):
+    """The pattern a tokenizer.json pre_tokenizer amounts to, or FormatError."""
+    def byte_level(node, regex_allowed):
+        if node.get("add_prefix_space", False):
+            raise FormatError("%s: ByteLevel add_prefix_space=true is not supported" % path)
+        if node.get("use_regex", True):
+            if not regex_allowed:
+                raise FormatError("%s: ByteLevel use_regex=true after a Split is not supported" % path)
+            return patterns.GPT2  # HF's built-in regex is GPT-2's
+        return None
+
+    if not isinstance(pre, dict):
+        raise FormatError("%s: pre_tokenizer must be ByteLevel or Sequence[Split, ByteLevel]" % path)
+    if pre.get("type") == "ByteLevel":
+        return byte_level(pre, True) or _WHOLE_TEXT
+    if pre.get("type") == "Sequence" and isinstance(pre.get("pretokenizers"), list):
+        nodes = pre["pretokenizers"]
+        if len(nodes) == 2 and isinstance(nodes[0], dict) and isinstance(nodes[1], dict) \
+                and nodes[0].get("type") == "Split" and nodes[1].get("type") == "ByteLevel":
+            split = nodes[0]
+            pattern = split.get("pattern")
+            if not (isinstance(pattern, dict) and isinstance(pattern.get("Regex"), str)):
+                raise FormatError("%s: Split must have a Regex pattern" % path)
+            if split.get("behavior") != "Isolated" or split.get("invert", False):
+                raise FormatError("%s: only Split(behavior=Isolated, invert=false) is supported" % path)
+            byte_level(nodes[1], False)
+            return pattern["Regex"]
+    raise FormatError("%s: unsupported pre_tokenizer %r (pybpe reads ByteLevel, or Sequence[Split(Regex), "
+                      "ByteLevel(use_regex=false)])" % (path, pre.get("type")))
+
+
+def load_hf_tokenizer(path, *, name=None, backend=None):
+    """An Encoding from a Hugging Face tokenizer.json (BPE model, ByteLevel).
+
+    Added tokens become special tokens: encode with allowed_special="all" to
+    match them where HF does.  `ignore_merges` turns on whole-piece lookup.
+    """
+    path = os.fspath(path)
+    doc = _load_json(path)
+    if not isinstance(doc, dict) or not isinstance(doc.get("model"), dict):
+        raise FormatError("%s: not a tokenizer.json (no model object)" % path)
+    model = doc["model"]
+    if model.get("type", "BPE") != "BPE":
+        raise FormatError("%s: model type %r is not BPE" % (path, model.get("type")))
+    for key in ("continuing_subword_prefix", "end_of_word_suffix"):
+        if model.get(key):
+            raise FormatError("%s: model.%s is not supported by byte-level pybpe" % (path, key))
+    if model.get("byte_fallback") or model.get("dropout") not in (None, 0, 0.0):
+        raise FormatError("%s: byte_fallback and dropout are not supported" % path)
+    if doc.get("normalizer") is not None:
+        raise FormatError("%s: normalizers are not supported" % path)
+    decoder = doc.get("decoder")
+    if decoder is not None and not (isinstance(decoder, dict) and decoder.get("type") == "ByteLevel"):
+        raise FormatError("%s: the decoder must be ByteLevel" % path)
+    pat_str = _hf_pattern(doc.get("pre_tokenizer"), path)
+    added = doc.get("added_tokens") or []
+    if not isinstance(added, list):
+        raise FormatError("%s: added_tokens must be a list" % path)
+    specials = {}
+    for k, entry in enumerate(added):
+        if not (isinstance(entry, dict) and isinstance(entry.get("content"), str) and entry["content"]
+                and isinstance(entry.get("id"), int) and 0 <= entry["id"] <= _MAX_ID):
+            raise FormatError("%s: added_tokens[%d] needs a non-empty content and an integer id" % (path, k))
+        specials[entry["content"]] = entry["id"]
+    vocab = model.get("vocab")
+    ranks, _ = _split_vocab(vocab, path, specials)
+    merges_raw = model.get("merges", [])
+    if not isinstance(merges_raw, list):
+        raise FormatError("%s: model.merges must be a list" % path)
+    merges = _parse_merges(merges_raw, vocab, path, lambda k: "merges[%d]" % k)
+    return _build(path, name=name or os.path.splitext(os.path.basename(path))[0], pat_str=pat_str,
+                  mergeable_ranks=ranks, special_tokens=specials, merges=merges,
+                  lookup_whole_piece=bool(model.get("ignore_merges", False)), backend=backend)
+
+
+def dump_hf_tokenizer(enc, path):
+    """Write an Encoding as a tokenizer.json that HF `tokenizers` loads and
+    encodes to the same IDs (special tokens as added tokens).
+
+    An Encoding built from ranks (tiktoken's rule) gets merges_from_ranks and
+    `ignore_merges: true`, HF's switch for tiktoken's whole-piece lookup.
+    """
+    decoder = {i: t for t, i in enc._mergeable_ranks.items()}
+    vocab = {token_to_unicode(t): i for t, i in sorted(enc._mergeable_ranks.items(), key=lambda x: x[1])}
+    merges = [[token_to_unicode(decoder[a]), token_to_unicode(decoder[b])] for a, b in _encoding_merges(enc)]
+    byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}
+    if enc.pat_str == _WHOLE_TEXT:
+        pre = byte_level
+    else:
+        pre = {"type": "Sequence", "pretokenizers": [
+            {"type": "Split", "pattern": {"Regex": enc.pat_str}, "behavior": "Isolated", "invert": False},
+            byte_level]}
+    doc = {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": [
+            {"id": i, "content": s, "single_word": False, "lstrip": False, "rstrip": False,
+             "normalized": False, "special": True}
+            for s, i in sorted(enc._special_tokens.items(), key=lambda x: x[1])],
+        "normalizer": None,
+        "pre_tokenizer": pre,
+        "post_processor": None,
+        "decoder": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True},
+        "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+                  "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False,
+                  "ignore_merges": bool(enc._lookup_whole_piece), "vocab": vocab, "merges": merges},
+    }
+    _atomic_write(path, json.dumps(doc, ensure_ascii=False, indent=1).encode("utf-8"))
