@@ -1,0 +1,85 @@
+/*
+ * internal.h -- helpers shared by the C core's files; not part of the API.
+ *
+ * Holds the word table's layout (words.c owns it, trainer.c reads it) and a
+ * small open-addressing map from a pair of symbol IDs to a uint32 value
+ * (pairmap.c), used by count_pairs (listing 063), the trainer (064) and the
+ * merger (065).  Declarations and static inline helpers only: the cffi build
+ * #includes every header in csrc/ into the extension's own source file.
+ */
+#ifndef PYBPE_INTERNAL_H
+#define PYBPE_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bpe.h"
+
+/* "No index": end of a linked list, an empty slot, an absent value. */
+#define BPE__NONE UINT32_MAX
+
+/* The word table.  Word i is syms[start[i] .. start[i] + len[i]); merging
+ * shrinks len[i] in place and leaves the tail of its slot unused, so words
+ * never move.  Invariant: start[i] + len[i] <= start[i + 1] (or nsyms). */
+struct bpe_words {
+    uint32_t *syms;
+    size_t nsyms, syms_cap;
+    size_t *start, *len;
+    uint64_t *freq;
+    size_t n, cap;
+};
+
+/* pairmap: (left, right) -> uint32 value, open addressing with linear
+ * probing, no deletion.  Invariant: used * 2 <= mask + 1 (load <= 1/2), so
+ * a probe always meets an empty slot (val == BPE__NONE). */
+typedef struct {
+    uint64_t *keys;  /* (uint64_t)left << 32 | right */
+    uint32_t *vals;  /* BPE__NONE marks an empty slot */
+    size_t mask;     /* capacity - 1; capacity is a power of two */
+    size_t used;
+} bpe__pairmap;
+
+static inline uint64_t bpe__pair_key(uint32_t left, uint32_t right)
+{
+    return (uint64_t)left << 32 | right;
+}
+
+/* A 64-bit multiply-xorshift mix (splitmix64's finalizer): every input bit
+ * reaches the low bits that pick the slot. */
+static inline uint64_t bpe__mix64(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= UINT64_C(0xbf58476d1ce4e5b9);
+    x ^= x >> 27;
+    x *= UINT64_C(0x94d049bb133111eb);
+    x ^= x >> 31;
+    return x;
+}
+
+/* Empty map with room for about `hint` pairs.  BPE_OK or BPE_ENOMEM. */
+int bpe__pairmap_init(bpe__pairmap *map, size_t hint);
+/* NULL-safe; leaves the map empty-initialised-looking (all NULL). */
+void bpe__pairmap_free(bpe__pairmap *map);
+/* The value stored for (left, right), or BPE__NONE. */
+uint32_t bpe__pairmap_get(const bpe__pairmap *map, uint32_t left,
+                          uint32_t right);
+/* Where the value of (left, right) is stored (to read or overwrite), or
+ * NULL when the pair is absent.  Valid until the next put. */
+uint32_t *bpe__pairmap_find(bpe__pairmap *map, uint32_t left, uint32_t right);
+/* Stores val (!= BPE__NONE) for (left, right), which must be absent.  May
+ * grow the map; on BPE_ENOMEM the map is unchanged. */
+int bpe__pairmap_put(bpe__pairmap *map, uint32_t left, uint32_t right,
+                     uint32_t val);
+
+/* Grows *array (element size `elem`) so it holds at least `need` elements,
+ * at least doubling.  BPE_OK, or BPE_ENOMEM / BPE_ETOOBIG with *array and
+ * *cap unchanged. */
+int bpe__reserve(void **array, size_t *cap, size_t need, size_t elem);
+
+/* apply_merges with the path forced: 0 = the short-word scanning loop,
+ * 1 = the heap over a linked list, -1 = by length (what bpe_apply_merges
+ * does).  For the self-tests, which check that both paths agree. */
+int bpe__apply_merges_path(const bpe_merger *merger, uint32_t *symbols,
+                           size_t *n, int path);
+
+#endif /* PYBPE_INTERNAL_H */

@@ -1,0 +1,620 @@
+/*
+ * trainer.c -- the incremental BPE trainer (Chapter 11, listing 064).
+ *
+ * Learns exactly the merges that repeating find_best_pair + merge_pair
+ * (words.c) would learn, in the same order, with the same first-encountered
+ * tie-break -- but after a merge it touches only the occurrences of the
+ * merged pair.  It does not decide what the initial symbols are, and it does
+ * not apply merges to new text (merger.c does).
+ *
+ * THE STRUCTURE.  All distinct words are laid out one after another in one
+ * flat array of nodes, in first-appearance order, so a node's global index
+ * orders occurrences exactly as (word index, position in word) does.  Each
+ * node has sym (DEAD once merged away), prev and next (global indices,
+ * BPE__NONE at the ends of a word) and word (for the frequency).  When the
+ * pair at node i merges, node i keeps the merged symbol and its right
+ * neighbour j dies.
+ *
+ * The KEY of a pair occurrence is the global index of its left node.  It
+ * never moves when other parts of the word merge, and the smallest valid
+ * key of a pair is exactly where a Counter rebuilt from scratch would first
+ * meet it: the SPEC's first-encountered tie-break.
+ *
+ * An occurrence (P, i) is VALID iff node i is alive, sym[i] == P.left,
+ * next[i] != NONE and sym[next[i]] == P.right.  Invariants:
+ *   (1) P.count = sum of word frequencies over P's valid occurrences.
+ *   (2) Every valid occurrence of P is in P's occurrence min-heap (which
+ *       may also hold stale ones: the lists are lazy).
+ *   (3) P.key_lb <= every valid key of P; if P.exact, key_lb IS the
+ *       smallest valid key (or BPE__NONE when there is none).
+ *   (4) Every pair with count > 0 that is not banned has an entry
+ *       {count, key_lb} in the main max-heap; other entries are stale and
+ *       are dropped when they surface.
+ * A stale occurrence never becomes valid again, because every change to the
+ * pair at node i lengthens its left string (i merges with its right
+ * neighbour) or keeps the left and lengthens the right (the neighbour merges
+ * with its own right neighbour): (len left, len right) grows strictly, so
+ * (sym[i], sym[next[i]]) never returns to an earlier pair, and each
+ * (pair, node) is pushed at most once.  This needs non-empty symbols, which
+ * is why bpe_trainer_new rejects the empty string.
+ *
+ * Choosing: pop the main heap (count desc, key_lb asc), skipping stale
+ * entries.  If the top pair's key is only a lower bound, find the true one
+ * (pop stale occurrences off its heap); if it moved, re-push and pop again.
+ * An exact top wins: every other pair has a lower count, or the same count
+ * and a lower bound >= our true key (and no two pairs share a valid key).
+ */
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* sym[] of a node that was merged into its left neighbour.  Live symbols
+ * are IDs of the symbol table, which stay below BPE_NO_SYMBOL. */
+#define DEAD UINT32_MAX
+
+/* Stale main-heap entries pile up (one push per touched pair per step).
+ * When the heap holds more than HEAP_SLACK entries per live pair, plus
+ * HEAP_FLOOR, it is rebuilt from the live pairs: linear time, and it keeps
+ * the heap within a constant factor of what is needed. */
+#define HEAP_SLACK 4
+#define HEAP_FLOOR 1024
+
+typedef struct {
+    uint32_t left, right;
+    uint64_t count;          /* invariant (1) */
+    uint32_t *occ;           /* min-heap of keys (left-node indices) */
+    size_t occ_len, occ_cap;
+    uint32_t key_lb;         /* invariant (3) */
+    unsigned char exact;     /* key_lb is the true first key */
+    unsigned char banned;    /* would exceed max_token_units: never merged */
+    unsigned char touched;   /* on the touched list of the current step */
+} pair_rec;
+
+typedef struct {
+    uint64_t count;
+    uint32_t key, pair;
+} heap_entry;
+
+struct bpe_trainer {
+    bpe_symtab *symtab;      /* borrowed */
+    uint64_t min_frequency;
+    uint32_t max_units;      /* 0 = no limit */
+    int failed;              /* a status once a step failed half-way */
+
+    uint32_t *sym, *prev, *next, *word;  /* the nodes */
+    size_t nnodes;
+    uint64_t *freq;          /* per word */
+
+    uint32_t *units;         /* per symbol ID: initial symbols it spans */
+    size_t units_len, units_cap;
+
+    pair_rec *pairs;
+    size_t npairs, pairs_cap, nlive; /* nlive: count > 0 and not banned */
+    bpe__pairmap map;        /* (left, right) -> index into pairs */
+
+    heap_entry *heap;        /* main max-heap, invariant (4) */
+    size_t heap_len, heap_cap;
+
+    uint32_t *touched;       /* pairs whose count or key changed this step */
+    size_t ntouched, touched_cap;
+
+    char *scratch;           /* bytes(left) + bytes(right) */
+    size_t scratch_cap;
+};
+
+/* ---- the main heap ---------------------------------------------------- */
+
+/* x comes out before y: higher count, then smaller key (then pair index,
+ * only so the order is total). */
+static int entry_before(const heap_entry *x, const heap_entry *y)
+{
+    if (x->count != y->count)
+        return x->count > y->count;
+    if (x->key != y->key)
+        return x->key < y->key;
+    return x->pair < y->pair;
+}
+
+static void heap_sift_down(heap_entry *h, size_t n, size_t i)
+{
+    heap_entry e = h[i];
+
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && entry_before(&h[c + 1], &h[c]))
+            c++;
+        if (!entry_before(&h[c], &e))
+            break;
+        h[i] = h[c];
+        i = c;
+    }
+    h[i] = e;
+}
+
+static int heap_push(bpe_trainer *t, uint64_t count, uint32_t key,
+                     uint32_t pair)
+{
+    heap_entry e;
+    size_t i;
+    int status;
+
+    status = bpe__reserve((void **)&t->heap, &t->heap_cap, t->heap_len + 1,
+                          sizeof *t->heap);
+    if (status != BPE_OK)
+        return status;
+    e.count = count;
+    e.key = key;
+    e.pair = pair;
+    for (i = t->heap_len++; i > 0; i = (i - 1) / 2) {
+        size_t parent = (i - 1) / 2;
+        if (!entry_before(&e, &t->heap[parent]))
+            break;
+        t->heap[i] = t->heap[parent];
+    }
+    t->heap[i] = e;
+    return BPE_OK;
+}
+
+static void heap_pop(bpe_trainer *t)
+{
+    assert(t->heap_len > 0);
+    t->heap[0] = t->heap[--t->heap_len];
+    if (t->heap_len > 0)
+        heap_sift_down(t->heap, t->heap_len, 0);
+}
+
+/* Replaces the main heap by one entry per live pair (invariant (4) with no
+ * stale entries).  Never allocates: nlive <= the current heap length. */
+static void heap_rebuild(bpe_trainer *t)
+{
+    size_t p, i;
+
+    t->heap_len = 0;
+    for (p = 0; p < t->npairs; p++) {
+        const pair_rec *r = &t->pairs[p];
+        if (r->count > 0 && !r->banned) {
+            t->heap[t->heap_len].count = r->count;
+            t->heap[t->heap_len].key = r->key_lb;
+            t->heap[t->heap_len].pair = (uint32_t)p;
+            t->heap_len++;
+        }
+    }
+    for (i = t->heap_len / 2; i-- > 0;)
+        heap_sift_down(t->heap, t->heap_len, i);
+}
+
+/* ---- occurrence min-heaps ---------------------------------------------- */
+
+static int occ_push(pair_rec *r, uint32_t key)
+{
+    size_t i;
+    int status = bpe__reserve((void **)&r->occ, &r->occ_cap, r->occ_len + 1,
+                              sizeof *r->occ);
+
+    if (status != BPE_OK)
+        return status;
+    for (i = r->occ_len++; i > 0 && r->occ[(i - 1) / 2] > key; i = (i - 1) / 2)
+        r->occ[i] = r->occ[(i - 1) / 2];
+    r->occ[i] = key;
+    return BPE_OK;
+}
+
+static void occ_pop(pair_rec *r)
+{
+    uint32_t last = r->occ[--r->occ_len];
+    size_t i = 0, n = r->occ_len;
+
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && r->occ[c + 1] < r->occ[c])
+            c++;
+        if (r->occ[c] >= last)
+            break;
+        r->occ[i] = r->occ[c];
+        i = c;
+    }
+    if (n > 0)
+        r->occ[i] = last;
+}
+
+/* Is (left, right) the pair at node i right now? */
+static int occ_valid(const bpe_trainer *t, uint32_t i, uint32_t left,
+                     uint32_t right)
+{
+    return t->sym[i] == left && t->next[i] != BPE__NONE &&
+           t->sym[t->next[i]] == right;
+}
+
+/* ---- pair records ------------------------------------------------------- */
+
+/* The index of pair (left, right), creating an empty record if needed. */
+static int pair_get(bpe_trainer *t, uint32_t left, uint32_t right,
+                    uint32_t *index_out)
+{
+    uint32_t at = bpe__pairmap_get(&t->map, left, right);
+    pair_rec *r;
+    int status;
+
+    if (at != BPE__NONE) {
+        *index_out = at;
+        return BPE_OK;
+    }
+    if (t->npairs >= BPE__NONE)
+        return BPE_ETOOBIG;
+    status = bpe__reserve((void **)&t->pairs, &t->pairs_cap, t->npairs + 1,
+                          sizeof *t->pairs);
+    if (status == BPE_OK)
+        status = bpe__pairmap_put(&t->map, left, right, (uint32_t)t->npairs);
+    if (status != BPE_OK)
+        return status;
+    r = &t->pairs[t->npairs];
+    memset(r, 0, sizeof *r);
+    r->left = left;
+    r->right = right;
+    r->key_lb = BPE__NONE;  /* no valid occurrence yet: exactly known */
+    r->exact = 1;
+    r->banned = t->max_units != 0 &&
+                (uint64_t)t->units[left] + t->units[right] > t->max_units;
+    *index_out = (uint32_t)t->npairs++;
+    return BPE_OK;
+}
+
+/* Puts pair p on this step's touched list (once). */
+static int touch(bpe_trainer *t, uint32_t p)
+{
+    int status;
+
+    if (t->pairs[p].touched)
+        return BPE_OK;
+    status = bpe__reserve((void **)&t->touched, &t->touched_cap,
+                          t->ntouched + 1, sizeof *t->touched);
+    if (status != BPE_OK)
+        return status;
+    t->touched[t->ntouched++] = p;
+    t->pairs[p].touched = 1;
+    return BPE_OK;
+}
+
+/* Adds frequency f to the count of `r`, keeping nlive in step. */
+static void count_add(bpe_trainer *t, pair_rec *r, uint64_t f)
+{
+    if (r->count == 0 && f > 0 && !r->banned)
+        t->nlive++;
+    r->count += f;
+}
+
+/* The valid occurrence (left, right) at node `key` of a word of frequency f
+ * is about to be destroyed. */
+static int occ_remove(bpe_trainer *t, uint32_t left, uint32_t right,
+                      uint32_t key, uint64_t f)
+{
+    uint32_t p = bpe__pairmap_get(&t->map, left, right);
+    pair_rec *r;
+
+    assert(p != BPE__NONE);  /* a valid occurrence has a record */
+    r = &t->pairs[p];
+    assert(r->count >= f);
+    r->count -= f;
+    if (r->count == 0 && f > 0 && !r->banned)
+        t->nlive--;
+    if (key == r->key_lb)
+        r->exact = 0;  /* the bound may now be below every valid key */
+    return touch(t, p);
+}
+
+/* (left, right) now occurs at node `key` of a word of frequency f. */
+static int occ_add(bpe_trainer *t, uint32_t left, uint32_t right,
+                   uint32_t key, uint64_t f)
+{
+    uint32_t p;
+    pair_rec *r;
+    int status;
+
+    if ((status = pair_get(t, left, right, &p)) != BPE_OK)
+        return status;
+    r = &t->pairs[p];
+    if (!r->banned && (status = occ_push(r, key)) != BPE_OK)
+        return status;  /* (a banned pair is never chosen: no list) */
+    count_add(t, r, f);
+    if (key < r->key_lb)
+        r->key_lb = key;  /* a valid key below the old minimum: exact stays */
+    return touch(t, p);
+}
+
+/* ---- building ----------------------------------------------------------- */
+
+bpe_trainer *bpe_trainer_new(bpe_symtab *symtab, const bpe_words *words,
+                             uint64_t min_frequency, uint32_t max_token_units,
+                             int *status)
+{
+    bpe_trainer *t = NULL;
+    size_t nsym = bpe_symtab_size(symtab), total = 0, w, k, i;
+    int st = BPE_EINVAL;
+
+    if (symtab == NULL || words == NULL || min_frequency < 1)
+        goto cleanup;
+    for (w = 0; w < words->n; w++) {  /* validate before allocating */
+        for (k = 0; k < words->len[w]; k++) {
+            size_t len;
+            uint32_t s = words->syms[words->start[w] + k];
+            if (s >= nsym)
+                goto cleanup;  /* not an ID of the table */
+            bpe_symtab_bytes(symtab, s, &len);
+            if (len == 0)
+                goto cleanup;  /* see "a stale occurrence..." above */
+        }
+        total += words->len[w];
+    }
+    st = BPE_ETOOBIG;
+    if (total >= BPE__NONE || words->n >= BPE__NONE)
+        goto cleanup;
+    st = BPE_ENOMEM;
+    if ((t = calloc(1, sizeof *t)) == NULL)
+        goto cleanup;
+    t->symtab = symtab;
+    t->min_frequency = min_frequency;
+    t->max_units = max_token_units;
+    t->nnodes = total;
+    t->sym = malloc((total + 1) * sizeof *t->sym);
+    t->prev = malloc((total + 1) * sizeof *t->prev);
+    t->next = malloc((total + 1) * sizeof *t->next);
+    t->word = malloc((total + 1) * sizeof *t->word);
+    t->freq = malloc((words->n + 1) * sizeof *t->freq);
+    t->units_cap = nsym + 1;
+    t->units = malloc(t->units_cap * sizeof *t->units);
+    if (!t->sym || !t->prev || !t->next || !t->word || !t->freq || !t->units)
+        goto cleanup;
+    if ((st = bpe__pairmap_init(&t->map, total / 4)) != BPE_OK)
+        goto cleanup;
+    for (i = 0; i < nsym; i++)
+        t->units[i] = 1;  /* symbols that exist before training */
+    t->units_len = nsym;
+
+    for (w = 0, i = 0; w < words->n; w++) {  /* lay the words out */
+        size_t first = i;
+        t->freq[w] = words->freq[w];
+        for (k = 0; k < words->len[w]; k++, i++) {
+            t->sym[i] = words->syms[words->start[w] + k];
+            t->word[i] = (uint32_t)w;
+            t->prev[i] = i == first ? BPE__NONE : (uint32_t)(i - 1);
+            t->next[i] = k + 1 == words->len[w] ? BPE__NONE : (uint32_t)(i + 1);
+        }
+    }
+    for (i = 0; i < total; i++)  /* keys ascend, so each occ is a heap */
+        if (t->next[i] != BPE__NONE &&
+            (st = occ_add(t, t->sym[i], t->sym[i + 1], (uint32_t)i,
+                          t->freq[t->word[i]])) != BPE_OK)
+            goto cleanup;
+    for (k = 0; k < t->ntouched; k++)
+        t->pairs[t->touched[k]].touched = 0;
+    t->ntouched = 0;
+    if ((st = bpe__reserve((void **)&t->heap, &t->heap_cap, t->nlive + 1,
+                           sizeof *t->heap)) != BPE_OK)
+        goto cleanup;
+    heap_rebuild(t);
+    st = BPE_OK;
+cleanup:
+    if (st != BPE_OK) {
+        bpe_trainer_free(t);
+        t = NULL;
+    }
+    if (status != NULL)
+        *status = st;
+    return t;
+}
+
+void bpe_trainer_free(bpe_trainer *t)
+{
+    size_t p;
+
+    if (t == NULL)
+        return;
+    for (p = 0; p < t->npairs; p++)
+        free(t->pairs[p].occ);
+    free(t->pairs);
+    bpe__pairmap_free(&t->map);
+    free(t->sym);
+    free(t->prev);
+    free(t->next);
+    free(t->word);
+    free(t->freq);
+    free(t->units);
+    free(t->heap);
+    free(t->touched);
+    free(t->scratch);
+    free(t);
+}
+
+/* ---- one training step -------------------------------------------------- */
+
+/* The best pair by (count desc, first key asc) into *best; 1 when there is
+ * one with count >= min_frequency, 0 when training is over. */
+static int choose(bpe_trainer *t, uint32_t *best)
+{
+    while (t->heap_len > 0) {
+        heap_entry e = t->heap[0];
+        pair_rec *r = &t->pairs[e.pair];
+
+        if (e.count != r->count || e.key != r->key_lb) {
+            heap_pop(t);  /* stale */
+            continue;
+        }
+        if (e.count < t->min_frequency)
+            return 0;  /* the best count is too low */
+        if (!r->exact) {
+            while (r->occ_len > 0 &&
+                   !occ_valid(t, r->occ[0], r->left, r->right))
+                occ_pop(r);
+            assert(r->occ_len > 0);  /* count > 0: a valid one exists */
+            r->key_lb = r->occ[0];
+            r->exact = 1;
+            if (r->key_lb != e.key) {
+                t->heap[0].key = r->key_lb;  /* re-push, in place */
+                heap_sift_down(t->heap, t->heap_len, 0);
+                continue;
+            }
+        }
+        heap_pop(t);
+        *best = e.pair;
+        return 1;
+    }
+    return 0;
+}
+
+/* The ID of bytes(left) + bytes(right), interning it when new, with its
+ * units recorded. */
+static int intern_merged(bpe_trainer *t, uint32_t left, uint32_t right,
+                         uint32_t *merged)
+{
+    size_t la, lb, before = bpe_symtab_size(t->symtab), i;
+    const char *a = bpe_symtab_bytes(t->symtab, left, &la);
+    const char *b = bpe_symtab_bytes(t->symtab, right, &lb);
+    int status;
+
+    if ((status = bpe__reserve((void **)&t->scratch, &t->scratch_cap,
+                               la + lb, 1)) != BPE_OK)
+        return status;
+    memcpy(t->scratch, a, la);
+    memcpy(t->scratch + la, b, lb);
+    if ((status = bpe_symtab_intern(t->symtab, t->scratch, la + lb,
+                                    merged)) != BPE_OK)
+        return status;
+    if ((status = bpe__reserve((void **)&t->units, &t->units_cap,
+                               bpe_symtab_size(t->symtab),
+                               sizeof *t->units)) != BPE_OK)
+        return status;
+    for (i = t->units_len; i < bpe_symtab_size(t->symtab); i++)
+        t->units[i] = 1;  /* interned by someone else between runs */
+    t->units_len = bpe_symtab_size(t->symtab);
+    if (*merged >= before) {
+        uint64_t u = (uint64_t)t->units[left] + t->units[right];
+        t->units[*merged] = u > UINT32_MAX ? UINT32_MAX : (uint32_t)u;
+    }
+    return BPE_OK;
+}
+
+static int cmp_u32(const void *x, const void *y)
+{
+    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    return (a > b) - (a < b);
+}
+
+/* Rewrites every valid occurrence of pair p as `merged`, left to right
+ * across the table (the skip-two rule: in "a a a" the occurrence at node 1
+ * dies with node 1 when node 0 merges). */
+static int merge_occurrences(bpe_trainer *t, uint32_t p, uint32_t merged)
+{
+    uint32_t a = t->pairs[p].left, b = t->pairs[p].right;
+    uint32_t *occ = t->pairs[p].occ;
+    size_t nocc = t->pairs[p].occ_len, k;
+    int status = BPE_OK;
+
+    /* Detach the list: no occurrence of (a, b) can be created while it is
+     * merged (a+b differs from a and from b), and pairs[] may move. */
+    t->pairs[p].occ = NULL;
+    t->pairs[p].occ_len = t->pairs[p].occ_cap = 0;
+    qsort(occ, nocc, sizeof *occ, cmp_u32);
+    for (k = 0; k < nocc; k++) {
+        uint32_t i = occ[k], j, pv, nx;
+        uint64_t f;
+        if (!occ_valid(t, i, a, b))
+            continue;
+        j = t->next[i];
+        pv = t->prev[i];
+        nx = t->next[j];
+        f = t->freq[t->word[i]];
+        if ((pv != BPE__NONE &&
+             (status = occ_remove(t, t->sym[pv], a, pv, f)) != BPE_OK) ||
+            (status = occ_remove(t, a, b, i, f)) != BPE_OK ||
+            (nx != BPE__NONE &&
+             (status = occ_remove(t, b, t->sym[nx], j, f)) != BPE_OK))
+            goto cleanup;
+        t->sym[i] = merged;  /* node i takes the merged symbol ... */
+        t->next[i] = nx;     /* ... and node j leaves the list */
+        if (nx != BPE__NONE)
+            t->prev[nx] = i;
+        t->sym[j] = DEAD;
+        if ((pv != BPE__NONE &&
+             (status = occ_add(t, t->sym[pv], merged, pv, f)) != BPE_OK) ||
+            (nx != BPE__NONE &&
+             (status = occ_add(t, merged, t->sym[nx], i, f)) != BPE_OK))
+            goto cleanup;
+    }
+    assert(t->pairs[p].count == 0);
+    t->pairs[p].key_lb = BPE__NONE;  /* no valid occurrence is left */
+    t->pairs[p].exact = 1;
+cleanup:
+    free(occ);
+    return status;
+}
+
+/* Invariant (4) again: one fresh entry per pair touched this step, and a
+ * rebuild when stale entries dominate. */
+static int push_touched(bpe_trainer *t)
+{
+    size_t k;
+    int status = BPE_OK;
+
+    for (k = 0; k < t->ntouched; k++) {
+        pair_rec *r = &t->pairs[t->touched[k]];
+        r->touched = 0;
+        if (status == BPE_OK && r->count > 0 && !r->banned)
+            status = heap_push(t, r->count, r->key_lb, t->touched[k]);
+    }
+    t->ntouched = 0;
+    if (status == BPE_OK && t->heap_len > HEAP_SLACK * t->nlive + HEAP_FLOOR)
+        heap_rebuild(t);
+    return status;
+}
+
+/* One merge: 1 done (written to *out), 0 nothing left, < 0 a status. */
+static int step(bpe_trainer *t, bpe_merge *out)
+{
+    uint32_t p, merged;
+    int status;
+
+    if (!choose(t, &p))
+        return 0;
+    out->left = t->pairs[p].left;
+    out->right = t->pairs[p].right;
+    out->count = t->pairs[p].count;
+    if ((status = intern_merged(t, out->left, out->right, &merged)) ||
+        (status = merge_occurrences(t, p, merged)) ||
+        (status = push_touched(t)))
+        return status;
+    out->merged = merged;
+    return 1;
+}
+
+/* On failure the trainer is marked failed and every later call returns the
+ * same status: a step that stopped half-way leaves counts that no longer
+ * describe the words.  Merges completed before the failure are in out. */
+int bpe_trainer_run(bpe_trainer *trainer, size_t target_size,
+                    size_t max_steps, bpe_merge *out, size_t *n_out)
+{
+    size_t done = 0;
+    int status = BPE_OK;
+
+    if (trainer == NULL || n_out == NULL || (out == NULL && max_steps != 0))
+        return BPE_EINVAL;
+    if (trainer->failed)
+        status = trainer->failed;
+    while (status == BPE_OK && done < max_steps &&
+           bpe_symtab_size(trainer->symtab) < target_size) {
+        int r = step(trainer, &out[done]);
+        if (r < 0)
+            trainer->failed = status = r;
+        else if (r == 0)
+            break;
+        else
+            done++;
+    }
+    *n_out = done;
+    return status;
+}
