@@ -30,13 +30,20 @@
  *   (4) Every pair with count > 0 that is not banned has an entry
  *       {count, key_lb} in the main max-heap; other entries are stale and
  *       are dropped when they surface.
- * A stale occurrence never becomes valid again, because every change to the
- * pair at node i lengthens its left string (i merges with its right
- * neighbour) or keeps the left and lengthens the right (the neighbour merges
- * with its own right neighbour): (len left, len right) grows strictly, so
- * (sym[i], sym[next[i]]) never returns to an earlier pair, and each
- * (pair, node) is pushed at most once.  This needs non-empty symbols, which
- * is why bpe_trainer_new rejects the empty string.
+ * A stale occurrence never becomes valid again when symbols are non-empty:
+ * every change to the pair at node i lengthens its left string (i merges
+ * with its right neighbour) or keeps the left and lengthens the right (the
+ * neighbour merges with its own right neighbour), so (len left, len right)
+ * grows strictly, (sym[i], sym[next[i]]) never returns to an earlier pair,
+ * and each (pair, node) is pushed at most once.  The empty string is a legal
+ * symbol, though: merging (a, "") gives a again, so a pair can come back and
+ * a node can be pushed twice.  Two guards make that harmless: a merge skips
+ * a node it meets twice in a row, and occurrences created while a pair is
+ * being merged go to a fresh list, not to the one being walked (merge_pair
+ * never re-merges what it just made either).
+ *
+ * BPE_NO_SYMBOL ("unknown") never pairs: it gets no node, and the word is
+ * cut there, as if it were two words of the same frequency.
  *
  * Choosing: pop the main heap (count desc, key_lb asc), skipping stale
  * entries.  If the top pair's key is only a lower bound, find the true one
@@ -341,15 +348,13 @@ bpe_trainer *bpe_trainer_new(bpe_symtab *symtab, const bpe_words *words,
         goto cleanup;
     for (w = 0; w < words->n; w++) {  /* validate before allocating */
         for (k = 0; k < words->len[w]; k++) {
-            size_t len;
             uint32_t s = words->syms[words->start[w] + k];
+            if (s == BPE_NO_SYMBOL)
+                continue;  /* no node */
             if (s >= nsym)
                 goto cleanup;  /* not an ID of the table */
-            bpe_symtab_bytes(symtab, s, &len);
-            if (len == 0)
-                goto cleanup;  /* see "a stale occurrence..." above */
+            total++;
         }
-        total += words->len[w];
     }
     st = BPE_ETOOBIG;
     if (total >= BPE__NONE || words->n >= BPE__NONE)
@@ -377,18 +382,27 @@ bpe_trainer *bpe_trainer_new(bpe_symtab *symtab, const bpe_words *words,
     t->units_len = nsym;
 
     for (w = 0, i = 0; w < words->n; w++) {  /* lay the words out */
-        size_t first = i;
+        int linked = 0;  /* is node i - 1 the left neighbour of node i? */
         t->freq[w] = words->freq[w];
-        for (k = 0; k < words->len[w]; k++, i++) {
-            t->sym[i] = words->syms[words->start[w] + k];
+        for (k = 0; k < words->len[w]; k++) {
+            uint32_t s = words->syms[words->start[w] + k];
+            if (s == BPE_NO_SYMBOL) {
+                linked = 0;  /* cut the word here */
+                continue;
+            }
+            t->sym[i] = s;
             t->word[i] = (uint32_t)w;
-            t->prev[i] = i == first ? BPE__NONE : (uint32_t)(i - 1);
-            t->next[i] = k + 1 == words->len[w] ? BPE__NONE : (uint32_t)(i + 1);
+            t->prev[i] = linked ? (uint32_t)(i - 1) : BPE__NONE;
+            t->next[i] = BPE__NONE;
+            if (linked)
+                t->next[i - 1] = (uint32_t)i;
+            linked = 1;
+            i++;
         }
     }
     for (i = 0; i < total; i++)  /* keys ascend, so each occ is a heap */
         if (t->next[i] != BPE__NONE &&
-            (st = occ_add(t, t->sym[i], t->sym[i + 1], (uint32_t)i,
+            (st = occ_add(t, t->sym[i], t->sym[t->next[i]], (uint32_t)i,
                           t->freq[t->word[i]])) != BPE_OK)
             goto cleanup;
     for (k = 0; k < t->ntouched; k++)
@@ -472,13 +486,13 @@ static int choose(bpe_trainer *t, uint32_t *best)
 static int intern_merged(bpe_trainer *t, uint32_t left, uint32_t right,
                          uint32_t *merged)
 {
-    size_t la, lb, before = bpe_symtab_size(t->symtab), i;
+    size_t la, lb, known = t->units_len, i;
     const char *a = bpe_symtab_bytes(t->symtab, left, &la);
     const char *b = bpe_symtab_bytes(t->symtab, right, &lb);
     int status;
 
     if ((status = bpe__reserve((void **)&t->scratch, &t->scratch_cap,
-                               la + lb, 1)) != BPE_OK)
+                               la + lb + 1, 1)) != BPE_OK)
         return status;
     memcpy(t->scratch, a, la);
     memcpy(t->scratch + la, b, lb);
@@ -490,9 +504,9 @@ static int intern_merged(bpe_trainer *t, uint32_t left, uint32_t right,
                                sizeof *t->units)) != BPE_OK)
         return status;
     for (i = t->units_len; i < bpe_symtab_size(t->symtab); i++)
-        t->units[i] = 1;  /* interned by someone else between runs */
+        t->units[i] = 1;  /* (interned by someone else between runs) */
     t->units_len = bpe_symtab_size(t->symtab);
-    if (*merged >= before) {
+    if (*merged >= known) {  /* new to us: made of left and right */
         uint64_t u = (uint64_t)t->units[left] + t->units[right];
         t->units[*merged] = u > UINT32_MAX ? UINT32_MAX : (uint32_t)u;
     }
@@ -515,16 +529,17 @@ static int merge_occurrences(bpe_trainer *t, uint32_t p, uint32_t merged)
     size_t nocc = t->pairs[p].occ_len, k;
     int status = BPE_OK;
 
-    /* Detach the list: no occurrence of (a, b) can be created while it is
-     * merged (a+b differs from a and from b), and pairs[] may move. */
+    /* Detach the list: occurrences of (a, b) created while it is merged
+     * (only possible with the empty symbol) go to a fresh one, and are not
+     * merged in this pass.  (Also, pairs[] may move under us.) */
     t->pairs[p].occ = NULL;
     t->pairs[p].occ_len = t->pairs[p].occ_cap = 0;
     qsort(occ, nocc, sizeof *occ, cmp_u32);
     for (k = 0; k < nocc; k++) {
         uint32_t i = occ[k], j, pv, nx;
         uint64_t f;
-        if (!occ_valid(t, i, a, b))
-            continue;
+        if ((k > 0 && occ[k - 1] == i) || !occ_valid(t, i, a, b))
+            continue;  /* a duplicate (empty symbols only), or stale */
         j = t->next[i];
         pv = t->prev[i];
         nx = t->next[j];
@@ -546,9 +561,15 @@ static int merge_occurrences(bpe_trainer *t, uint32_t p, uint32_t merged)
              (status = occ_add(t, merged, t->sym[nx], i, f)) != BPE_OK))
             goto cleanup;
     }
-    assert(t->pairs[p].count == 0);
-    t->pairs[p].key_lb = BPE__NONE;  /* no valid occurrence is left */
-    t->pairs[p].exact = 1;
+    {  /* what is left of (a, b) is in the fresh list: find its first key */
+        pair_rec *r = &t->pairs[p];
+        while (r->occ_len > 0 && !occ_valid(t, r->occ[0], a, b))
+            occ_pop(r);
+        r->key_lb = r->occ_len > 0 ? r->occ[0] : BPE__NONE;
+        r->exact = 1;
+        assert(r->count == 0 || r->occ_len > 0);
+        status = touch(t, p);  /* its key changed: a fresh heap entry */
+    }
 cleanup:
     free(occ);
     return status;

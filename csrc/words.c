@@ -128,7 +128,7 @@ void bpe_free(void *p)
 }
 
 /* Counter semantics: the first time a pair is met it is appended to *out,
- * later meetings add to its count.  Example: the words "a b a b" x1 and
+ * later meetings add to its count; pairs with BPE_NO_SYMBOL are skipped.  Example: the words "a b a b" x1 and
  * "b a" x2 give [(a,b):2, (b,a):3]. */
 int bpe_count_pairs(const bpe_words *words, bpe_pair_count **pairs_out,
                     size_t *n_out)
@@ -148,7 +148,10 @@ int bpe_count_pairs(const bpe_words *words, bpe_pair_count **pairs_out,
             continue;  /* (and syms may be NULL when every word is empty) */
         s = words->syms + words->start[w];
         for (k = 0; k + 1 < words->len[w]; k++) {
-            uint32_t at = bpe__pairmap_get(&map, s[k], s[k + 1]);
+            uint32_t at;
+            if (s[k] == BPE_NO_SYMBOL || s[k + 1] == BPE_NO_SYMBOL)
+                continue;  /* "unknown" takes part in no pair */
+            at = bpe__pairmap_get(&map, s[k], s[k + 1]);
             if (at == BPE__NONE) {
                 if (n >= BPE__NONE) {
                     status = BPE_ETOOBIG;
@@ -211,7 +214,11 @@ int bpe_merge_pair(bpe_words *words, uint32_t left, uint32_t right,
 
     if (words == NULL)
         return BPE_EINVAL;
-    for (w = 0; w < words->n; w++) {
+    if (left == BPE_NO_SYMBOL || right == BPE_NO_SYMBOL)
+        w = words->n;  /* "unknown" never merges: change nothing */
+    else
+        w = 0;
+    for (; w < words->n; w++) {
         uint32_t *s;
         size_t n = words->len[w], r = 0, out = 0;
         if (n < 2)

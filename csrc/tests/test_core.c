@@ -308,7 +308,10 @@ static size_t naive_sweep(const uint32_t *lefts, const uint32_t *rights,
  * that repeat, empty and one-symbol words, frequencies 0..3. */
 static void trainer_case(rng *r)
 {
-    static const char *alphabet[] = {"a", "b", "c", "ab", "ba", "bc", "aba"};
+    static const char *alphabets[2][7] = {
+        {"a", "b", "c", "ab", "ba", "bc", "aba"},
+        {"a", "", "b", "ab", "ba", "c", "bc"}};  /* with the empty symbol */
+    const char **alphabet = alphabets[rnd(r, 4) == 0];
     uint32_t nalpha = 2 + rnd(r, 6), nwords = 1 + rnd(r, 10), k;
     uint64_t minf = 1 + rnd(r, 3) / 2;
     uint32_t max_units = rnd(r, 3) == 0 ? 2 + rnd(r, 3) : 0;
@@ -333,7 +336,7 @@ static void trainer_case(rng *r)
         } else {
             lens[k] = rnd(r, 5) == 0 ? rnd(r, 2) : rnd(r, 12);
             for (i = 0; i < lens[k]; i++)
-                words[k][i] = rnd(r, nalpha);
+                words[k][i] = rnd(r, 30) == 0 ? BPE_NO_SYMBOL : rnd(r, nalpha);
         }
         CHECK(bpe_words_add(w, words[k], lens[k], f) == BPE_OK);
         CHECK(bpe_words_add(naive, words[k], lens[k], f) == BPE_OK);
@@ -398,7 +401,7 @@ static void test_trainer_errors(void)
 {
     bpe_symtab *t = bpe_symtab_new();
     bpe_words *w = bpe_words_new();
-    uint32_t bad[] = {0, 5}, empty_sym[] = {0, 1};
+    uint32_t bad[] = {0, 5}, ok[] = {0, BPE_NO_SYMBOL, 1};
     bpe_merge out[4];
     size_t n = 9;
     int status = 0;
@@ -410,10 +413,15 @@ static void test_trainer_errors(void)
     CHECK(status == BPE_EINVAL);  /* 5 is not an ID of t */
     bpe_words_free(w);
     w = bpe_words_new();
-    CHECK(bpe_words_add(w, empty_sym, 2, 1) == BPE_OK);
-    CHECK(bpe_trainer_new(t, w, 1, 0, &status) == NULL);
-    CHECK(status == BPE_EINVAL);  /* the empty string as a symbol */
-    CHECK(bpe_trainer_new(t, w, 0, 0, &status) == NULL);
+    CHECK(bpe_words_add(w, ok, 3, 1) == BPE_OK);
+    CHECK(bpe_trainer_new(t, w, 0, 0, &status) == NULL);  /* min_frequency */
+    CHECK(status == BPE_EINVAL);
+    {  /* "unknown" cuts the word: no pair at all */
+        bpe_trainer *tr = bpe_trainer_new(t, w, 1, 0, &status);
+        CHECK(tr != NULL && status == BPE_OK);
+        CHECK(bpe_trainer_run(tr, 100, 4, out, &n) == BPE_OK && n == 0);
+        bpe_trainer_free(tr);
+    }
     bpe_words_free(w);
     w = bpe_words_new();  /* no words: trains nothing */
     {
