@@ -260,6 +260,8 @@ FLAVOURS = {
     "chapter": chapter_symbols,
     "chars": lambda w: tuple(c.encode() for c in w),
     "bytes": lambda w: tuple(bytes([x]) for x in w.encode()),
+    # The empty string is a legal symbol: merging (x, "") re-creates x.
+    "empty": lambda w: tuple(b"" if c == "a" else c.encode() for c in w),
 }
 
 
