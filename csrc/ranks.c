@@ -1,0 +1,569 @@
+/*
+ * ranks.c -- byte-pair merging by rank, the way tiktoken does it (ranks.h).
+ *
+ * Mirrors pybpe/_pyranks.py, which is its specification: same tables, same
+ * threshold between the rescanning loop and the heap, same results.  Left
+ * out on purpose: a cache of encoded pieces (it would be mutable state shared
+ * by threads; whole-piece lookup already answers most pieces in one probe)
+ * and any knowledge of text -- pieces arrive already cut.
+ */
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ranks.h"
+
+#define RK_NONE UINT32_MAX          /* no part / no priority / dead node */
+#define RK_EMPTY_KEY UINT64_MAX     /* an empty slot of the pair table */
+
+/*
+ * The table.  A *part* is what merging works on: a token index k
+ * (0 <= k < n_tokens) or, for a single byte b that is not itself a token,
+ * the pseudo index n_tokens + b.  A pseudo part can still merge (tiktoken
+ * merges byte ranges, and "ab" may be a token when "a" is not) but can never
+ * be output.
+ *
+ *   tok_slots   open addressing over token bytes: a slot holds k + 1, 0 is
+ *               empty; load <= 1/2, so a probe always reaches an empty slot.
+ *   pair_*      open addressing over (left part, right part) -> (priority,
+ *               result part); same load bound, RK_EMPTY_KEY marks empty.
+ *               Under tiktoken's rule it has one entry per split point of
+ *               every token whose two halves are parts, so a candidate pair
+ *               costs one probe, not a hash of concatenated bytes.
+ */
+struct bpe_ranks {
+    size_t n_tokens;
+    unsigned char *bytes;
+    size_t *offsets;          /* n_tokens + 1 entries */
+    uint32_t *ids;            /* ID of each token index */
+    uint32_t byte_part[256];  /* part of each single byte */
+    uint32_t *tok_slots;
+    size_t tok_mask;
+    uint64_t *pair_keys;
+    uint32_t *pair_prio, *pair_result;
+    size_t pair_mask, n_pairs;
+    int whole_piece;
+};
+
+/* ------------------------------------------------------------------ hashing */
+
+/* splitmix64's finalizer: spreads every input bit over the low bits. */
+static uint64_t rk_mix(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= UINT64_C(0xbf58476d1ce4e5b9);
+    x ^= x >> 27;
+    x *= UINT64_C(0x94d049bb133111eb);
+    return x ^ (x >> 31);
+}
+
+/* FNV-1a over the bytes, then mixed; pieces are short (about 4 bytes on
+ * English), so a byte loop beats anything cleverer. */
+static uint64_t rk_hash_bytes(const unsigned char *p, size_t n)
+{
+    uint64_t h = UINT64_C(1469598103934665603);
+    size_t i;
+    for (i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= UINT64_C(1099511628211);
+    }
+    return rk_mix(h ^ n);
+}
+
+/* The smallest power of two >= 2 * n (at least 2): a table at load <= 1/2.
+ * 0 when that does not fit a size_t. */
+static size_t rk_capacity(size_t n)
+{
+    size_t cap = 2;
+    while (cap < n || cap - n < n) {
+        if (cap > SIZE_MAX / 2)
+            return 0;
+        cap *= 2;
+    }
+    return cap;
+}
+
+/* Token index of bytes p[0..n), or RK_NONE. */
+static uint32_t rk_lookup(const bpe_ranks *r, const unsigned char *p, size_t n)
+{
+    size_t i = (size_t)rk_hash_bytes(p, n) & r->tok_mask;
+    for (;;) {
+        uint32_t slot = r->tok_slots[i];
+        size_t k;
+        if (slot == 0)
+            return RK_NONE;
+        k = slot - 1;
+        if (r->offsets[k + 1] - r->offsets[k] == n &&
+            memcmp(r->bytes + r->offsets[k], p, n) == 0)
+            return (uint32_t)k;
+        i = (i + 1) & r->tok_mask;
+    }
+}
+
+/* The part spelled p[0..n): a single byte always is one, longer strings
+ * only when they are tokens.  RK_NONE otherwise. */
+static uint32_t rk_part(const bpe_ranks *r, const unsigned char *p, size_t n)
+{
+    return n == 1 ? r->byte_part[p[0]] : rk_lookup(r, p, n);
+}
+
+static size_t rk_pair_slot(const bpe_ranks *r, uint64_t key)
+{
+    size_t i = (size_t)rk_mix(key) & r->pair_mask;
+    while (r->pair_keys[i] != RK_EMPTY_KEY && r->pair_keys[i] != key)
+        i = (i + 1) & r->pair_mask;
+    return i;
+}
+
+/* Priority of merging parts (left, right), or RK_NONE; *result gets the
+ * merged part when there is one. */
+static uint32_t rk_pair_get(const bpe_ranks *r, uint32_t left, uint32_t right,
+                            uint32_t *result)
+{
+    size_t i = rk_pair_slot(r, (uint64_t)left << 32 | right);
+    if (r->pair_keys[i] == RK_EMPTY_KEY)
+        return RK_NONE;
+    *result = r->pair_result[i];
+    return r->pair_prio[i];
+}
+
+/* Adds (left, right) -> (prio, result) unless the pair is already there
+ * (the first, lowest-priority entry wins). */
+static void rk_pair_put(bpe_ranks *r, uint32_t left, uint32_t right,
+                        uint32_t prio, uint32_t result)
+{
+    uint64_t key = (uint64_t)left << 32 | right;
+    size_t i = rk_pair_slot(r, key);
+    if (r->pair_keys[i] != RK_EMPTY_KEY)
+        return;
+    r->pair_keys[i] = key;
+    r->pair_prio[i] = prio;
+    r->pair_result[i] = result;
+    r->n_pairs++;
+}
+
+/* ------------------------------------------------------------ construction */
+
+static int rk_alloc_pairs(bpe_ranks *r, size_t n)
+{
+    size_t cap = rk_capacity(n), i;
+    if (cap == 0 || cap > SIZE_MAX / sizeof(uint64_t))
+        return BPE_ETOOBIG;
+    r->pair_keys = malloc(cap * sizeof *r->pair_keys);
+    r->pair_prio = malloc(cap * sizeof *r->pair_prio);
+    r->pair_result = malloc(cap * sizeof *r->pair_result);
+    if (!r->pair_keys || !r->pair_prio || !r->pair_result)
+        return BPE_ENOMEM;
+    for (i = 0; i < cap; i++)
+        r->pair_keys[i] = RK_EMPTY_KEY;
+    r->pair_mask = cap - 1;
+    return BPE_OK;
+}
+
+/* tiktoken's rule: every split point of every token whose two halves are
+ * parts.  Two passes (count, then fill) so the table is sized exactly. */
+static int rk_build_split_pairs(bpe_ranks *r)
+{
+    size_t pass, k, s, count = 0;
+    int status;
+    for (pass = 0; pass < 2; pass++) {
+        if (pass == 1 && (status = rk_alloc_pairs(r, count)) != BPE_OK)
+            return status;
+        for (k = 0; k < r->n_tokens; k++) {
+            const unsigned char *p = r->bytes + r->offsets[k];
+            size_t len = r->offsets[k + 1] - r->offsets[k];
+            for (s = 1; s < len; s++) {
+                uint32_t left = rk_part(r, p, s), right;
+                if (left == RK_NONE)
+                    continue;
+                right = rk_part(r, p + s, len - s);
+                if (right == RK_NONE)
+                    continue;
+                if (pass == 0)
+                    count++;
+                else
+                    rk_pair_put(r, left, right, r->ids[k], (uint32_t)k);
+            }
+        }
+    }
+    return BPE_OK;
+}
+
+static int rk_build_merge_pairs(bpe_ranks *r, const uint32_t *lefts,
+                                const uint32_t *rights, const uint32_t *results,
+                                size_t n_merges)
+{
+    size_t m;
+    int status;
+    if (n_merges >= RK_NONE)
+        return BPE_ETOOBIG;
+    if (n_merges && (!lefts || !rights || !results))
+        return BPE_EINVAL;
+    for (m = 0; m < n_merges; m++)
+        if (lefts[m] >= r->n_tokens || rights[m] >= r->n_tokens ||
+            results[m] >= r->n_tokens)
+            return BPE_EINVAL;
+    if ((status = rk_alloc_pairs(r, n_merges)) != BPE_OK)
+        return status;
+    for (m = 0; m < n_merges; m++)
+        rk_pair_put(r, lefts[m], rights[m], (uint32_t)m, results[m]);
+    return BPE_OK;
+}
+
+/* Copies the tokens and indexes them by their bytes. */
+static int rk_build_tokens(bpe_ranks *r, const unsigned char *bytes,
+                           const size_t *offsets, const uint32_t *ids)
+{
+    size_t n = r->n_tokens, total = offsets[n] - offsets[0], cap, k;
+    int b;
+    cap = rk_capacity(n);
+    if (cap == 0 || cap > SIZE_MAX / sizeof(uint32_t) || n + 1 > SIZE_MAX / sizeof(size_t))
+        return BPE_ETOOBIG;
+    r->bytes = malloc(total ? total : 1);
+    r->offsets = malloc((n + 1) * sizeof *r->offsets);
+    r->ids = malloc((n ? n : 1) * sizeof *r->ids);
+    r->tok_slots = calloc(cap, sizeof *r->tok_slots);
+    if (!r->bytes || !r->offsets || !r->ids || !r->tok_slots)
+        return BPE_ENOMEM;
+    if (total)
+        memcpy(r->bytes, bytes + offsets[0], total);
+    r->tok_mask = cap - 1;
+    for (k = 0; k <= n; k++)
+        r->offsets[k] = offsets[k] - offsets[0];
+    for (k = 0; k < n; k++) {
+        size_t len = r->offsets[k + 1] - r->offsets[k], i;
+        if (offsets[k + 1] <= offsets[k])
+            return BPE_EINVAL; /* empty token, or offsets going backwards */
+        if (rk_lookup(r, r->bytes + r->offsets[k], len) != RK_NONE)
+            return BPE_EINVAL; /* the same bytes twice */
+        i = (size_t)rk_hash_bytes(r->bytes + r->offsets[k], len) & r->tok_mask;
+        while (r->tok_slots[i] != 0)
+            i = (i + 1) & r->tok_mask;
+        r->tok_slots[i] = (uint32_t)(k + 1);
+        r->ids[k] = ids[k];
+    }
+    for (b = 0; b < 256; b++) {
+        unsigned char c = (unsigned char)b;
+        uint32_t k1 = rk_lookup(r, &c, 1);
+        r->byte_part[b] = k1 != RK_NONE ? k1 : (uint32_t)(n + (size_t)b);
+    }
+    return BPE_OK;
+}
+
+bpe_ranks *bpe_ranks_new(const unsigned char *bytes, const size_t *offsets,
+                         const uint32_t *ids, size_t n_tokens,
+                         const uint32_t *lefts, const uint32_t *rights,
+                         const uint32_t *results, size_t n_merges, int flags,
+                         int *status)
+{
+    int st = BPE_OK;
+    bpe_ranks *r = NULL;
+    if (!offsets || (n_tokens && (!bytes || !ids))) {
+        st = BPE_EINVAL;
+        goto cleanup;
+    }
+    if (n_tokens >= (size_t)RK_NONE - 257) { /* pseudo parts need room */
+        st = BPE_ETOOBIG;
+        goto cleanup;
+    }
+    r = calloc(1, sizeof *r);
+    if (!r) {
+        st = BPE_ENOMEM;
+        goto cleanup;
+    }
+    r->n_tokens = n_tokens;
+    r->whole_piece = (flags & BPE_RANKS_WHOLE_PIECE) != 0;
+    if ((st = rk_build_tokens(r, bytes, offsets, ids)) != BPE_OK)
+        goto cleanup;
+    if (flags & BPE_RANKS_MERGE_LIST)
+        st = rk_build_merge_pairs(r, lefts, rights, results, n_merges);
+    else
+        st = rk_build_split_pairs(r);
+cleanup:
+    if (st != BPE_OK) {
+        bpe_ranks_free(r);
+        r = NULL;
+    }
+    if (status)
+        *status = st;
+    return r;
+}
+
+void bpe_ranks_free(bpe_ranks *r)
+{
+    if (!r)
+        return;
+    free(r->bytes);
+    free(r->offsets);
+    free(r->ids);
+    free(r->tok_slots);
+    free(r->pair_keys);
+    free(r->pair_prio);
+    free(r->pair_result);
+    free(r);
+}
+
+size_t bpe_ranks_pair_count(const bpe_ranks *r)
+{
+    return r ? r->n_pairs : 0;
+}
+
+/* ---------------------------------------------------------------- merging */
+
+/* A heap entry: key = priority << 32 | position of the left part, so the
+ * smallest key is the lowest priority, leftmost on ties.  left/right are the
+ * parts the entry was made for; it is stale once either changed. */
+typedef struct {
+    uint64_t key;
+    uint32_t left, right;
+} rk_entry;
+
+/* Per-call working memory, grown to the longest piece seen. */
+typedef struct {
+    size_t cap;
+    uint32_t *sym, *prio, *res, *next, *prev;
+    rk_entry *heap;
+} rk_scratch;
+
+static void rk_scratch_free(rk_scratch *s)
+{
+    free(s->sym);
+    free(s->prio);
+    free(s->res);
+    free(s->next);
+    free(s->prev);
+    free(s->heap);
+    memset(s, 0, sizeof *s);
+}
+
+static int rk_scratch_reserve(rk_scratch *s, size_t n)
+{
+    size_t cap = s->cap * 2 > n ? s->cap * 2 : n;
+    if (n <= s->cap)
+        return BPE_OK;
+    rk_scratch_free(s);
+    if (cap > SIZE_MAX / (3 * sizeof(rk_entry)))
+        return BPE_ETOOBIG;
+    s->sym = malloc(cap * sizeof *s->sym);
+    s->prio = malloc(cap * sizeof *s->prio);
+    s->res = malloc(cap * sizeof *s->res);
+    s->next = malloc(cap * sizeof *s->next);
+    s->prev = malloc(cap * sizeof *s->prev);
+    s->heap = malloc(3 * cap * sizeof *s->heap);
+    if (!s->sym || !s->prio || !s->res || !s->next || !s->prev || !s->heap) {
+        rk_scratch_free(s);
+        return BPE_ENOMEM;
+    }
+    s->cap = cap;
+    return BPE_OK;
+}
+
+/* The textbook loop on parts sym[0..n): find the lowest-priority adjacent
+ * pair (strict <, so the leftmost wins ties), merge it, refresh the two
+ * pairs that touch it, repeat.  prio[i]/res[i] describe pair (i, i+1).
+ * Returns the new number of parts.
+ * Example ("a","b","ab","aab" ranked 0..3): a a b -> a ab -> aab. */
+static size_t rk_merge_linear(const bpe_ranks *r, uint32_t *sym, uint32_t *prio,
+                              uint32_t *res, size_t n)
+{
+    size_t i;
+    for (i = 0; i + 1 < n; i++)
+        prio[i] = rk_pair_get(r, sym[i], sym[i + 1], &res[i]);
+    while (n > 1) {
+        uint32_t best_prio = RK_NONE;
+        size_t best = 0;
+        for (i = 0; i + 1 < n; i++)
+            if (prio[i] < best_prio) {
+                best_prio = prio[i];
+                best = i;
+            }
+        if (best_prio == RK_NONE)
+            break;
+        sym[best] = res[best];
+        /* drop part best+1 and pair entry best+1 (pair entries are n-1) */
+        memmove(sym + best + 1, sym + best + 2, (n - best - 2) * sizeof *sym);
+        if (best + 2 < n - 1) {
+            memmove(prio + best + 1, prio + best + 2, (n - best - 3) * sizeof *prio);
+            memmove(res + best + 1, res + best + 2, (n - best - 3) * sizeof *res);
+        }
+        n--;
+        if (best + 1 < n)
+            prio[best] = rk_pair_get(r, sym[best], sym[best + 1], &res[best]);
+        if (best > 0)
+            prio[best - 1] = rk_pair_get(r, sym[best - 1], sym[best], &res[best - 1]);
+    }
+    return n;
+}
+
+static void rk_heap_push(rk_entry *heap, size_t *n, rk_entry e)
+{
+    size_t i = (*n)++;
+    while (i > 0 && heap[(i - 1) / 2].key > e.key) {
+        heap[i] = heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    heap[i] = e;
+}
+
+static rk_entry rk_heap_pop(rk_entry *heap, size_t *n)
+{
+    rk_entry top = heap[0], last = heap[--*n];
+    size_t i = 0, size = *n;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= size)
+            break;
+        if (c + 1 < size && heap[c + 1].key < heap[c].key)
+            c++;
+        if (heap[c].key >= last.key)
+            break;
+        heap[i] = heap[c];
+        i = c;
+    }
+    if (size > 0)
+        heap[i] = last;
+    return top;
+}
+
+/* Pushes the candidate pair (i, next[i]) if it has a priority. */
+static void rk_push_pair(const bpe_ranks *r, rk_scratch *s, size_t *hn,
+                         size_t i, size_t n)
+{
+    uint32_t j = s->next[i], merged, p;
+    rk_entry e;
+    if (j >= n)
+        return;
+    p = rk_pair_get(r, s->sym[i], s->sym[j], &merged);
+    if (p == RK_NONE)
+        return;
+    e.key = (uint64_t)p << 32 | (uint64_t)i;
+    e.left = s->sym[i];
+    e.right = s->sym[j];
+    rk_heap_push(s->heap, hn, e);
+}
+
+/* Same result as rk_merge_linear in O(n log n): parts are a linked list
+ * indexed by their first byte's position (so "leftmost" is the smaller
+ * index); candidate pairs sit in a min-heap and are checked when popped
+ * (lazy deletion).  Each merge pushes at most two entries, so the heap never
+ * holds more than 3n.  Returns the number of parts, compacted into sym. */
+static size_t rk_merge_heap(const bpe_ranks *r, rk_scratch *s, size_t n)
+{
+    size_t i, hn = 0, out = 0;
+    for (i = 0; i < n; i++) {
+        s->next[i] = (uint32_t)(i + 1);
+        s->prev[i] = i == 0 ? RK_NONE : (uint32_t)(i - 1);
+    }
+    for (i = 0; i + 1 < n; i++)
+        rk_push_pair(r, s, &hn, i, n);
+    while (hn > 0) {
+        rk_entry e = rk_heap_pop(s->heap, &hn);
+        uint32_t a = (uint32_t)(e.key & 0xffffffffu), b = s->next[a], merged = 0;
+        if (s->sym[a] != e.left || b >= n || s->sym[b] != e.right)
+            continue; /* stale: a neighbour merged after this was pushed */
+        (void)rk_pair_get(r, s->sym[a], s->sym[b], &merged);
+        s->sym[a] = merged;
+        s->sym[b] = RK_NONE; /* dead: never equal to a part */
+        s->next[a] = s->next[b];
+        if (s->next[b] < n)
+            s->prev[s->next[b]] = a;
+        if (s->prev[a] != RK_NONE)
+            rk_push_pair(r, s, &hn, s->prev[a], n);
+        rk_push_pair(r, s, &hn, a, n);
+    }
+    for (i = 0; i < n; i = s->next[i]) /* part 0 is never merged away */
+        s->sym[out++] = s->sym[i];
+    return out;
+}
+
+/* Encodes one piece p[0..len) into out; *count gets the number of IDs. */
+static int rk_encode_piece(const bpe_ranks *r, const unsigned char *p, size_t len,
+                           rk_scratch *s, uint32_t *out, size_t *count)
+{
+    size_t i, n;
+    int status;
+    *count = 0;
+    if (len == 0)
+        return BPE_OK;
+    if (len == 1 || r->whole_piece) {
+        uint32_t k = rk_part(r, p, len);
+        if (k < r->n_tokens) {
+            out[0] = r->ids[k];
+            *count = 1;
+            return BPE_OK;
+        }
+        if (len == 1)
+            return BPE_EINVAL; /* a byte with no token */
+    }
+    if (len >= RK_NONE)
+        return BPE_ETOOBIG;
+    if ((status = rk_scratch_reserve(s, len)) != BPE_OK)
+        return status;
+    for (i = 0; i < len; i++)
+        s->sym[i] = r->byte_part[p[i]];
+    if (len < BPE_RANKS_HEAP_THRESHOLD)
+        n = rk_merge_linear(r, s->sym, s->prio, s->res, len);
+    else
+        n = rk_merge_heap(r, s, len);
+    for (i = 0; i < n; i++) {
+        if (s->sym[i] >= r->n_tokens)
+            return BPE_EINVAL; /* a byte with no token was left alone */
+        out[i] = r->ids[s->sym[i]];
+    }
+    *count = n;
+    return BPE_OK;
+}
+
+/* Byte length of the first `chars` UTF-8 characters of p[0..avail). */
+static int rk_utf8_span(const unsigned char *p, size_t avail, size_t chars,
+                        size_t *len_out)
+{
+    size_t pos = 0;
+    while (chars-- > 0) {
+        unsigned char b;
+        size_t step;
+        if (pos >= avail)
+            return BPE_EINVAL;
+        b = p[pos];
+        step = b < 0x80 ? 1 : (b & 0xE0) == 0xC0 ? 2 : (b & 0xF0) == 0xE0 ? 3
+             : (b & 0xF8) == 0xF0 ? 4 : 0; /* 0: a continuation or bad byte */
+        if (step == 0 || step > avail - pos)
+            return BPE_EINVAL;
+        pos += step;
+    }
+    *len_out = pos;
+    return BPE_OK;
+}
+
+int bpe_ranks_encode(const bpe_ranks *r, const unsigned char *text,
+                     size_t text_len, const uint32_t *lens, size_t n_pieces,
+                     int lens_in_chars, uint32_t *out, size_t *n_out)
+{
+    rk_scratch s;
+    size_t pos = 0, produced = 0, i;
+    int status = BPE_OK;
+    memset(&s, 0, sizeof s);
+    if (!r || !n_out || (text_len && (!text || !out)) || (n_pieces && !lens))
+        return BPE_EINVAL;
+    for (i = 0; i < n_pieces; i++) {
+        size_t len = lens[i], count = 0;
+        if (lens_in_chars) {
+            if ((status = rk_utf8_span(text + pos, text_len - pos, lens[i], &len)) != BPE_OK)
+                goto cleanup;
+        } else if (len > text_len - pos) {
+            status = BPE_EINVAL;
+            goto cleanup;
+        }
+        status = rk_encode_piece(r, text + pos, len, &s, out + produced, &count);
+        if (status != BPE_OK)
+            goto cleanup;
+        produced += count;
+        pos += len;
+    }
+    if (pos != text_len)
+        status = BPE_EINVAL;
+cleanup:
+    rk_scratch_free(&s);
+    *n_out = produced;
+    return status;
+}

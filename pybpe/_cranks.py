@@ -1,0 +1,110 @@
+"""Rank-table byte-pair merging in C: a thin cffi wrapper around csrc/ranks.c.
+
+Same names, arguments and results as pybpe._pyranks (its specification).
+This layer only converts (pieces -> one UTF-8 buffer and an array of piece
+lengths), checks arguments Python-side, maps status codes to exceptions and
+ties the C table's lifetime to the Python object.  One C call encodes all
+the pieces of a text, and cffi releases the GIL for it, so encode_batch
+threads really run in parallel.
+"""
+from array import array
+
+from ._bpe_c import ffi, lib
+
+HEAP_THRESHOLD = lib.BPE_RANKS_HEAP_THRESHOLD
+
+# Status codes of csrc/bpe.h (mirrored here so this file does not depend on
+# which .cdef declares them).
+_OK, _ENOMEM, _EINVAL, _ETOOBIG = 0, -1, -2, -3
+
+
+def _check(status, what):
+    if status == _OK:
+        return
+    if status == _ENOMEM:
+        raise MemoryError("out of memory in %s" % what)
+    if status == _ETOOBIG:
+        raise OverflowError("%s: too large for the C core's 32-bit indices" % what)
+    raise ValueError("%s: invalid input (for encoding: a byte of the text has no token in "
+                     "this vocabulary)" % what)
+
+
+def _u32(values):
+    try:
+        return array("I", values) if array("I").itemsize == 4 else array("L", values)
+    except OverflowError:
+        raise OverflowError("IDs must fit in 32 bits") from None
+
+
+class RankTable:
+    """Encodes pre-tokenized pieces to IDs; see pybpe._pyranks.RankTable.
+
+        >>> t = RankTable([b"a", b"b", b"ab"], [0, 1, 2])
+        >>> t.encode_pieces(["ab", "ba", "aab"])
+        [2, 1, 0, 0, 2]
+    """
+
+    def __init__(self, tokens, ids, merges=None, whole_piece=True):
+        tokens = list(tokens)
+        ids = _u32(ids)
+        if len(ids) != len(tokens):
+            raise ValueError("tokens and ids differ in length")
+        blob = b"".join(tokens)
+        offsets = [0]
+        for t in tokens:
+            offsets.append(offsets[-1] + len(t))
+        flags = lib.BPE_RANKS_WHOLE_PIECE if whole_piece else 0
+        lefts = rights = results = ffi.NULL
+        n_merges = 0
+        if merges is not None:
+            # The C table speaks token indices (positions in `tokens`), not IDs.
+            index = {i: k for k, i in enumerate(ids)}
+            try:
+                lefts = _u32(index[m[0]] for m in merges)
+                rights = _u32(index[m[1]] for m in merges)
+                results = _u32(index[m[2]] for m in merges)
+            except KeyError as exc:
+                raise ValueError("merge names unknown token ID %r" % (exc.args[0],)) from None
+            n_merges = len(lefts)
+            flags |= lib.BPE_RANKS_MERGE_LIST
+            lefts, rights, results = (ffi.from_buffer("uint32_t[]", a) for a in (lefts, rights, results))
+        status = ffi.new("int *")
+        table = lib.bpe_ranks_new(ffi.from_buffer(blob), ffi.new("size_t[]", offsets),
+                                  ffi.from_buffer("uint32_t[]", ids), len(tokens),
+                                  lefts, rights, results, n_merges, flags, status)
+        _check(status[0], "building the rank table")
+        self._table = ffi.gc(table, lib.bpe_ranks_free)
+
+    @property
+    def pair_count(self):
+        """Entries in the C pair table (one per mergeable adjacent pair)."""
+        return lib.bpe_ranks_pair_count(self._table)
+
+    def encode_piece(self, piece):
+        """IDs of one piece (bytes).
+
+            >>> RankTable([b"a", b"b", b"ab"], [0, 1, 2]).encode_piece(b"abab")
+            [2, 2]
+        """
+        return self._encode(bytes(piece), _u32([len(piece)]), False)
+
+    def encode_pieces(self, pieces):
+        """IDs of many pieces (str), concatenated, in one C call."""
+        text = "".join(pieces)
+        data = text.encode("utf-8")
+        lengths = _u32(map(len, pieces))
+        # ASCII: characters are bytes.  Otherwise C walks the UTF-8 to turn
+        # character counts into byte counts (cheaper than encoding pieces one
+        # by one in Python).
+        return self._encode(data, lengths, len(data) != len(text))
+
+    def _encode(self, data, lengths, in_chars):
+        if not data:
+            return []
+        out = ffi.new("uint32_t[]", len(data))
+        n_out = ffi.new("size_t *")
+        status = lib.bpe_ranks_encode(self._table, ffi.from_buffer(data), len(data),
+                                      ffi.from_buffer("uint32_t[]", lengths), len(lengths),
+                                      1 if in_chars else 0, out, n_out)
+        _check(status, "encoding")
+        return ffi.unpack(out, n_out[0])
