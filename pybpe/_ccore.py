@@ -1,0 +1,332 @@
+"""The C backend: a thin cffi wrapper around csrc/ (module pybpe._bpe_c).
+
+Same names, arguments and results as pybpe._pycore (docs/backends.md); this
+file only converts, validates and maps errors.  Arguments are checked here,
+before C sees them (the C core never trusts Python to be careful, but a
+clear TypeError/ValueError naming the bad item is Python's job); C status
+codes become exceptions in one place, `_check`; C objects are freed by
+`ffi.gc`.  Lists cross the boundary in one conversion each
+(`ffi.new("uint32_t[]", list)`, `ffi.unpack`), never element by element.
+cffi releases the GIL around every C call, so long encodes and training
+runs let other threads work.
+"""
+from itertools import accumulate, chain
+
+from pybpe._bpe_c import ffi, lib
+
+__all__ = [
+    "NO_SYMBOL", "SymbolTable", "WordTable", "count_pairs", "find_best_pair",
+    "merge_pair", "Trainer", "Merger",
+]
+
+NO_SYMBOL = 0xFFFFFFFF
+_MAX_U64 = 2**64 - 1
+_MAX_SIZE = 2**(8 * ffi.sizeof("size_t")) - 1
+_RUN_CHUNK = 4096  # merges fetched per bpe_trainer_run call
+
+_ERRORS = {
+    lib.BPE_ENOMEM: (MemoryError, "out of memory"),
+    lib.BPE_EINVAL: (ValueError, "invalid argument"),
+    lib.BPE_ETOOBIG: (OverflowError, "a size does not fit the core's 32-bit indices"),
+}
+
+
+def _check(status, what):
+    """Turn a C status into an exception (the one place that does)."""
+    if status < 0:
+        cls, message = _ERRORS.get(status, (RuntimeError, "C core status %d" % status))
+        raise cls("%s: %s" % (what, message))
+    return status
+
+
+def _check_int(value, name, low, high):
+    if not isinstance(value, int):
+        raise TypeError("%s must be an int, not %s" % (name, type(value).__name__))
+    if not low <= value <= high:
+        raise ValueError("%s must be in %d..%d, got %d" % (name, low, high, value))
+    return int(value)
+
+
+def _explain_ids(ids, what):
+    """Raise the TypeError/ValueError that cffi's conversion of `ids` hit."""
+    for k, s in enumerate(ids):
+        if not isinstance(s, int):
+            raise TypeError("%s must hold int symbol IDs, not %s (item %d)"
+                            % (what, type(s).__name__, k))
+        if not 0 <= s <= NO_SYMBOL:
+            raise ValueError("%s holds symbol ID %d (item %d), outside 0..0xFFFFFFFF"
+                             % (what, s, k))
+    raise TypeError("%s must hold int symbol IDs" % what)
+
+
+def _uint32_array(ids, what):
+    """A new uint32_t[] holding `ids` (a list), with a clear error when one is bad."""
+    try:
+        return ffi.new("uint32_t[]", ids)
+    except (OverflowError, TypeError):
+        _explain_ids(ids, what)
+
+
+def _frequency_array(freqs, what):
+    try:
+        return ffi.new("uint64_t[]", freqs)
+    except (OverflowError, TypeError):
+        for k, f in enumerate(freqs):
+            _check_int(f, "%s %d frequency" % (what, k), 0, _MAX_U64)
+        raise
+
+
+def _flatten(words, what):
+    """(uint32_t[] of every symbol, size_t[] of n + 1 offsets) for a list of words."""
+    words = [w if isinstance(w, (list, tuple)) else list(w) for w in words]
+    flat = list(chain.from_iterable(words))
+    offsets = ffi.new("size_t[]", [0] + list(accumulate(map(len, words))))
+    return _uint32_array(flat, what), offsets, len(words), len(flat)
+
+
+# ---------------------------------------------------------------------------
+# Symbol table and word table.
+# ---------------------------------------------------------------------------
+
+class SymbolTable:
+    """Byte strings <-> dense int IDs, in first-interned order (bpe_symtab)."""
+
+    __slots__ = ("_ptr", "__weakref__")
+
+    def __init__(self, tokens=()):
+        ptr = lib.bpe_symtab_new()
+        if ptr == ffi.NULL:
+            raise MemoryError("SymbolTable: out of memory")
+        self._ptr = ffi.gc(ptr, lib.bpe_symtab_free)
+        for token in tokens:
+            self.intern(token)
+
+    @staticmethod
+    def _bytes(token):
+        if type(token) is bytes:
+            return token
+        if isinstance(token, bytes):
+            return bytes(token)
+        raise TypeError("symbols are bytes, not %s" % type(token).__name__)
+
+    def intern(self, token):
+        """The ID of `token`, adding it with the next free ID when absent."""
+        token = self._bytes(token)
+        out = ffi.new("uint32_t *")
+        _check(lib.bpe_symtab_intern(self._ptr, token, len(token), out), "SymbolTable.intern")
+        return out[0]
+
+    def lookup(self, token):
+        """The ID of `token`, or -1 when it was never interned."""
+        token = self._bytes(token)
+        found = lib.bpe_symtab_lookup(self._ptr, token, len(token))
+        return -1 if found == NO_SYMBOL else found
+
+    def __len__(self):
+        return lib.bpe_symtab_size(self._ptr)
+
+    def token(self, id):
+        """The bytes of symbol `id`; IndexError when out of range."""
+        if not isinstance(id, int):
+            raise TypeError("symbol ID must be an int, not %s" % type(id).__name__)
+        size = lib.bpe_symtab_size(self._ptr)
+        if not 0 <= id < size:
+            raise IndexError("symbol ID %d out of range (table has %d)" % (id, size))
+        n = ffi.new("size_t *")
+        p = lib.bpe_symtab_bytes(self._ptr, id, n)
+        return ffi.buffer(p, n[0])[:]
+
+    def tokens(self):
+        """Every symbol's bytes, in ID order."""
+        n = ffi.new("size_t *")
+        get, ptr, out = lib.bpe_symtab_bytes, self._ptr, []
+        for i in range(lib.bpe_symtab_size(ptr)):
+            p = get(ptr, i, n)
+            out.append(ffi.buffer(p, n[0])[:])
+        return out
+
+
+class WordTable:
+    """The distinct words of a corpus, in first-appearance order (bpe_words)."""
+
+    __slots__ = ("_ptr", "__weakref__")
+
+    def __init__(self, words=()):
+        ptr = lib.bpe_words_new()
+        if ptr == ffi.NULL:
+            raise MemoryError("WordTable: out of memory")
+        self._ptr = ffi.gc(ptr, lib.bpe_words_free)
+        pairs = list(words)
+        if pairs:
+            try:
+                symbols, freqs = zip(*[(s, f) for s, f in pairs])
+            except (TypeError, ValueError):
+                raise TypeError("WordTable needs (symbols, frequency) pairs") from None
+            self.add_many(symbols, freqs)
+
+    def add(self, symbols, frequency):
+        """Append one word (the symbols are copied); it may be empty."""
+        where = "word %d" % len(self)
+        symbols = symbols if isinstance(symbols, (list, tuple)) else list(symbols)
+        frequency = _check_int(frequency, where + " frequency", 0, _MAX_U64)
+        arr = _uint32_array(list(symbols), where)
+        _check(lib.bpe_words_add(self._ptr, arr, len(symbols), frequency), "WordTable.add")
+
+    def add_many(self, words, frequencies):
+        """Append words[i] with frequencies[i] for every i (all or nothing)."""
+        words, frequencies = list(words), list(frequencies)
+        if len(words) != len(frequencies):
+            raise ValueError("add_many: %d words but %d frequencies" % (len(words), len(frequencies)))
+        where = "word table (words from %d)" % len(self)
+        syms, offsets, n, _ = _flatten(words, where)
+        freqs = _frequency_array(frequencies, "word")
+        _check(lib.bpe_words_add_many(self._ptr, syms, offsets, freqs, n), "WordTable.add_many")
+
+    def __len__(self):
+        return lib.bpe_words_count(self._ptr)
+
+    def _index(self, i):
+        if not isinstance(i, int):
+            raise TypeError("word index must be an int, not %s" % type(i).__name__)
+        size = lib.bpe_words_count(self._ptr)
+        if not 0 <= i < size:
+            raise IndexError("word index %d out of range (table has %d)" % (i, size))
+        return i
+
+    def symbols(self, i):
+        """The current segmentation of word i (a copy)."""
+        n = ffi.new("size_t *")
+        p = lib.bpe_words_symbols(self._ptr, self._index(i), n)
+        return ffi.unpack(p, n[0])
+
+    def frequency(self, i):
+        return lib.bpe_words_frequency(self._ptr, self._index(i))
+
+
+def _words_ptr(words, what):
+    if not isinstance(words, WordTable):
+        raise TypeError("%s needs a _ccore.WordTable, not %s" % (what, type(words).__name__))
+    return words._ptr
+
+
+# ---------------------------------------------------------------------------
+# The chapter's literal helpers (listings 063-064).
+# ---------------------------------------------------------------------------
+
+def count_pairs(words):
+    """Every adjacent pair with its weighted count; dict order = first encountered."""
+    ptr = _words_ptr(words, "count_pairs")
+    out, n = ffi.new("bpe_pair_count **"), ffi.new("size_t *")
+    _check(lib.bpe_count_pairs(ptr, out, n), "count_pairs")
+    pairs = out[0]
+    try:
+        return {(p.left, p.right): p.count for p in ffi.unpack(pairs, n[0])} if n[0] else {}
+    finally:
+        lib.bpe_free(pairs)
+
+
+def find_best_pair(words):
+    """((left, right), count) of the most frequent pair (first encountered on a tie), or None."""
+    ptr = _words_ptr(words, "find_best_pair")
+    best = ffi.new("bpe_pair_count *")
+    if _check(lib.bpe_find_best_pair(ptr, best), "find_best_pair") == 0:
+        return None
+    return (best.left, best.right), best.count
+
+
+def merge_pair(words, left, right, merged):
+    """Rewrite every word left to right, skip-two; returns how many words changed."""
+    ptr = _words_ptr(words, "merge_pair")
+    for name, value in (("left", left), ("right", right), ("merged", merged)):
+        _check_int(value, "merge_pair " + name, 0, NO_SYMBOL)
+    changed = ffi.new("size_t *")
+    _check(lib.bpe_merge_pair(ptr, left, right, merged, changed), "merge_pair")
+    return changed[0]
+
+
+# ---------------------------------------------------------------------------
+# Incremental trainer and ranked application.
+# ---------------------------------------------------------------------------
+
+class Trainer:
+    """Learns the merges find_best_pair + merge_pair would, incrementally (trainer.c)."""
+
+    __slots__ = ("_ptr", "_symtab", "__weakref__")
+
+    def __init__(self, symtab, words, *, min_frequency=1, max_token_units=0):
+        if not isinstance(symtab, SymbolTable):
+            raise TypeError("Trainer needs a _ccore.SymbolTable, not %s" % type(symtab).__name__)
+        words_ptr = _words_ptr(words, "Trainer")
+        min_frequency = _check_int(min_frequency, "min_frequency", 1, _MAX_U64)
+        max_token_units = _check_int(max_token_units, "max_token_units", 0, NO_SYMBOL)
+        status = ffi.new("int *")
+        ptr = lib.bpe_trainer_new(symtab._ptr, words_ptr, min_frequency, max_token_units, status)
+        if status[0] == lib.BPE_EINVAL:  # the arguments were checked above
+            raise ValueError("Trainer: a word holds a symbol ID that is not in the symbol table")
+        _check(status[0], "Trainer")
+        self._ptr = ffi.gc(ptr, lib.bpe_trainer_free)
+        self._symtab = symtab  # the C trainer borrows it: keep it alive
+
+    def run(self, target_size, max_steps):
+        """Up to max_steps merges as (left, right, merged, count) tuples.
+
+        Stops early when the symbol table has target_size entries, when no
+        pair is left, or when the best count is below min_frequency.
+        """
+        target_size = _check_int(target_size, "target_size", 0, _MAX_U64)
+        max_steps = _check_int(max_steps, "max_steps", 0, _MAX_U64)
+        target_size = min(target_size, _MAX_SIZE)  # a table never gets that big
+        chunk = min(max_steps, _RUN_CHUNK)
+        out = ffi.new("bpe_merge[]", max(chunk, 1))
+        n = ffi.new("size_t *")
+        done = []
+        while len(done) < max_steps:
+            want = min(chunk, max_steps - len(done))
+            status = lib.bpe_trainer_run(self._ptr, target_size, want, out, n)
+            done += [(m.left, m.right, m.merged, m.count) for m in ffi.unpack(out, n[0])]
+            _check(status, "Trainer.run")
+            if n[0] < want:
+                break
+        return done
+
+
+class Merger:
+    """Ranked application of any merge list (merger.c, listing 065)."""
+
+    __slots__ = ("_ptr", "__weakref__")
+
+    def __init__(self, merges):
+        lefts, rights, results = [], [], []
+        for r, item in enumerate(merges):
+            try:
+                left, right, result = item
+            except (TypeError, ValueError):
+                raise TypeError("merge %d must be a (left, right, result) triple" % r) from None
+            lefts.append(left)
+            rights.append(right)
+            results.append(result)
+        status = ffi.new("int *")
+        ptr = lib.bpe_merger_new(_uint32_array(lefts, "merges (left)"),
+                                 _uint32_array(rights, "merges (right)"),
+                                 _uint32_array(results, "merges (result)"),
+                                 len(lefts), status)
+        _check(status[0], "Merger")
+        self._ptr = ffi.gc(ptr, lib.bpe_merger_free)
+
+    def apply_merges(self, symbols):
+        """The word after applying merge 0, then 1, ... each skip-two."""
+        symbols = symbols if isinstance(symbols, list) else list(symbols)
+        arr = _uint32_array(symbols, "apply_merges")
+        n = ffi.new("size_t *", len(symbols))
+        _check(lib.bpe_apply_merges(self._ptr, arr, n), "apply_merges")
+        return ffi.unpack(arr, n[0])
+
+    def encode_words(self, words):
+        """apply_merges on each word, in one C call."""
+        syms, offsets, n, total = _flatten(words, "encode_words")
+        out = ffi.new("uint32_t[]", max(total, 1))
+        out_offsets = ffi.new("size_t[]", n + 1)
+        _check(lib.bpe_encode_words(self._ptr, syms, offsets, n, out, out_offsets), "encode_words")
+        flat = ffi.unpack(out, out_offsets[n])
+        ends = ffi.unpack(out_offsets, n + 1)
+        return [flat[ends[k]:ends[k + 1]] for k in range(n)]
