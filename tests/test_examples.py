@@ -41,7 +41,8 @@ def c_compiler():
 def build(cc, out):
     """Build every program into `out`; the compiler's complaint on failure."""
     if shutil.which("make"):
-        commands = [["make", "-s", "-j%d" % (os.cpu_count() or 1), "-C", str(EXAMPLES), "all", "BIN=%s" % out, "CC=%s" % cc]]
+        jobs = "-j%d" % (os.cpu_count() or 1)
+        commands = [["make", "-s", jobs, "-C", str(EXAMPLES), "all", "BIN=%s" % out, "CC=%s" % cc]]
     else:
         core = sorted(str(p) for p in (ROOT / "csrc").glob("*.c"))
         commands = [[cc, *CWARN, "-I%s" % (ROOT / "csrc"), "-o", str(out / name),
