@@ -44,7 +44,7 @@ _SHIPPED = ("gpt2", "r50k_base", "cl100k_base")
 
 _lock = threading.Lock()
 _cache = {}       # (name, path, backend) -> Encoding
-_rank_cache = {}  # absolute path -> {bytes: rank}, shared by aliases
+_rank_cache = {}  # (absolute path, sha256) -> {bytes: rank}, shared by aliases
 
 
 def list_encoding_names():
@@ -90,14 +90,14 @@ def _find_file(name, filename, path):
 
 def _load_ranks(path, expected_sha256):
     real = os.path.abspath(path)
-    ranks = _rank_cache.get(real)
+    ranks = _rank_cache.get((real, expected_sha256))
     if ranks is None:
         actual = _sha256(real)
         if actual != expected_sha256:
             raise FormatError("%s: sha256 is %s, expected %s (a different or damaged file)"
                               % (real, actual, expected_sha256))
         ranks = load_tiktoken_bpe(real)
-        _rank_cache[real] = ranks
+        _rank_cache[(real, expected_sha256)] = ranks
     return ranks
 
 
