@@ -249,24 +249,26 @@ def merge_pair(words, left, right, merged):
 # false at a word end without a separate test.
 #
 # Pair records.  pair key = left << 32 | right (ints hash and compare faster
-# than tuples).  recs[pair] = [count, occ, key_lb, exact]:
+# than tuples).  recs[pair] = [count, occ, key_lb, exact, n]:
 #   count   the pair's weighted count, maintained by difference;
 #   occ     a min-heap of node indices where the pair occurred (lazy: node i
 #           is a valid occurrence iff sym[i] == left and
 #           sym[nxt[i]] == right; stale entries are dropped when seen);
 #   key_lb  a lower bound of the pair's key -- the smallest valid occurrence
-#           -- and exact says whether the bound is the key itself.
+#           -- and exact says whether the bound is the key itself;
+#   n       how many valid occurrences it has (unweighted).
 # The smallest valid occurrence is exactly the pair's position in a Counter
 # rebuilt from scratch, so ordering by (-count, key) is the SPEC tie-break.
 # A (pair, node) is pushed at most once, because each change at a node makes
 # the symbol there strictly longer (the empty symbol can break this; see the
-# duplicate check in _merge).  A record is deleted when its count reaches 0:
-# with positive frequencies that means no valid occurrence is left.
+# duplicate check in _merge).  A record is deleted when n reaches 0.  Words
+# of frequency 0 stay in the node list: their pairs count 0, but they are
+# still the first occurrence of a pair in the Counter's order.
 #
 # Main heap.  Entries (-count, key, pair), pushed for each pair whose count
 # or key_lb changed, once per step.  An entry is current iff its count and
-# key equal the record's count and key_lb; invariant: every live pair has a
-# current entry.  Selection pops the smallest current entry; if its key is
+# key equal the record's count and key_lb; invariant: every pair with a
+# positive count has a current entry.  Selection pops the smallest current entry; if its key is
 # only a bound, the exact key is found by peeking the pair's occ heap and,
 # when it differs, the entry goes back with the exact key.  An entry whose
 # key is exact and current is the winner: every other pair of equal count
@@ -314,8 +316,8 @@ class Trainer:
             if symbols and max(symbols) >= n_symbols \
                     and any(s >= n_symbols and s != NO_SYMBOL for s in symbols):
                 raise ValueError("word %d holds a symbol ID that is not in the symbol table" % k)
-            if f == 0 or len(symbols) < 2:
-                continue  # contributes no pair count: leave it out entirely
+            if len(symbols) < 2:
+                continue  # no pair: leaving it out keeps every other key in order
             start, n = len(sym), len(symbols)
             sym.extend(symbols)
             prv.extend(range(start - 1, start + n - 1))
@@ -338,11 +340,12 @@ class Trainer:
             pair = a << 32 | b
             rec = recs.get(pair)
             if rec is None:
-                recs[pair] = [frq[i], [i], i, True]
+                recs[pair] = [frq[i], [i], i, True, 1]
             else:
                 rec[0] += frq[i]
                 rec[1].append(i)
-        self._heap = [(-rec[0], rec[2], pair) for pair, rec in recs.items()]
+                rec[4] += 1
+        self._heap = [(-rec[0], rec[2], pair) for pair, rec in recs.items() if rec[0]]
         heapq.heapify(self._heap)
 
     def run(self, target_size, max_steps):
@@ -425,10 +428,12 @@ class Trainer:
                     key = x << 32 | a
                     rec = recs[key]
                     rec[0] -= f
+                    rec[4] -= 1
                     if rec[2] == p:
                         rec[3] = False
                     changed.add(key)
             rec_ab[0] -= f
+            rec_ab[4] -= 1
             if rec_ab[2] == i:
                 rec_ab[3] = False
             if n != -1:
@@ -437,6 +442,7 @@ class Trainer:
                     key = b << 32 | y
                     rec = recs[key]
                     rec[0] -= f
+                    rec[4] -= 1
                     if rec[2] == j:
                         rec[3] = False
                     changed.add(key)
@@ -454,9 +460,10 @@ class Trainer:
                 key = x << 32 | m
                 rec = get(key)
                 if rec is None:
-                    recs[key] = [f, [p], p, True]
+                    recs[key] = [f, [p], p, True, 1]
                 else:
                     rec[0] += f
+                    rec[4] += 1
                     push(rec[1], p)
                     if p < rec[2]:
                         rec[2], rec[3] = p, True
@@ -465,9 +472,10 @@ class Trainer:
                 key = m << 32 | y
                 rec = get(key)
                 if rec is None:
-                    recs[key] = [f, [i], i, True]
+                    recs[key] = [f, [i], i, True, 1]
                 else:
                     rec[0] += f
+                    rec[4] += 1
                     push(rec[1], i)
                     if i < rec[2]:
                         rec[2], rec[3] = i, True
@@ -477,8 +485,8 @@ class Trainer:
             rec = recs[key]
             if rec[0] > 0:
                 push(heap, (-rec[0], rec[2], key))
-            else:
-                del recs[key]  # no valid occurrence left (frequencies are > 0)
+            elif rec[4] == 0:
+                del recs[key]  # no valid occurrence left
 
 
 # ---------------------------------------------------------------------------

@@ -51,17 +51,22 @@ def train(core, words, base, target, min_frequency=1, max_units=0, steps=10**9):
 
 
 def literal_train(core, words, base, target, min_frequency=1, max_units=0):
+    """The chapter's loop on the core's helpers, for words of byte strings."""
+    symtab = core.SymbolTable(base)
+    ids = [([symtab.lookup(s) for s in symbols], freq) for symbols, freq in words]
+    return literal_train_ids(core, ids, base, target, min_frequency, max_units)
+
+
+def literal_train_ids(core, words, base, target, min_frequency=1, max_units=0):
     """The chapter's loop on the core's helpers: count, pick, merge, repeat."""
-    symtab, wt = table(core, words, base)
+    symtab = core.SymbolTable(base)
+    wt = core.WordTable(words)
     units = [1] * len(symtab)
     out = []
     while len(symtab) < target:
-        if max_units:
-            counts = {p: c for p, c in core.count_pairs(wt).items()
-                      if units[p[0]] + units[p[1]] <= max_units}
-            best = max(counts.items(), key=itemgetter(1)) if counts else None
-        else:
-            best = core.find_best_pair(wt)
+        counts = {p: c for p, c in core.count_pairs(wt).items()
+                  if not max_units or units[p[0]] + units[p[1]] <= max_units}
+        best = max(counts.items(), key=itemgetter(1)) if counts else None
         if best is None or best[1] < min_frequency:
             break
         (a, b), count = best
@@ -265,14 +270,20 @@ FLAVOURS = {
 }
 
 
+def words_strategy(alphabet):
+    return st.text(alphabet=alphabet, min_size=1, max_size=9)
+
+
 @st.composite
 def corpora(draw):
     alphabet = draw(st.sampled_from(ALPHABETS))
-    words = st.text(alphabet=alphabet, min_size=1, max_size=9)
-    corpus = draw(st.lists(words, max_size=14))
+    corpus = draw(st.lists(words_strategy(alphabet), max_size=14))
     corpus += corpus[:draw(st.integers(0, len(corpus)))]  # repeated words
     symbols = FLAVOURS[draw(st.sampled_from(sorted(FLAVOURS)))]
     words = word_counts(corpus, symbols)
+    # Words of frequency 0 count nothing but still order the Counter.
+    for w in draw(st.lists(words_strategy(alphabet), max_size=2)):
+        words.insert(draw(st.integers(0, len(words))), (symbols(w), 0))
     base = sorted({s for w, _ in words for s in w})
     # Extra base tokens a merge may re-create: the merge must reuse their IDs.
     extra = draw(st.lists(st.text(alphabet=alphabet, min_size=2, max_size=3), max_size=3))
@@ -298,6 +309,32 @@ def test_trainer_equals_reference_and_literal_loop(core, case, chunk):
     encoded = merger.encode_words(initial)
     assert encoded == [lit_wt.symbols(i) for i in range(len(words))]
     assert encoded == [[symtab.lookup(s) for s in reference.apply_merges(w, ref_merges)] for w, _ in words]
+
+
+@st.composite
+def id_tables(draw):
+    """Word tables over raw IDs with NO_SYMBOL, frequency 0 and huge frequencies."""
+    n_base = draw(st.integers(1, 4))
+    ids = st.sampled_from(list(range(n_base)) + [0xFFFFFFFF])
+    freqs = st.sampled_from([0, 1, 1, 2, 5, 2**40])
+    words = draw(st.lists(st.tuples(st.lists(ids, max_size=12), freqs), max_size=10))
+    base = [bytes([97 + k]) for k in range(n_base)] + draw(st.sampled_from([[], [b""], [b"ab"]]))
+    return words, base, len(base) + draw(st.integers(0, 20))
+
+
+@settings(max_examples=300, **HYPOTHESIS)
+@given(case=id_tables(), min_frequency=st.sampled_from([1, 2]), max_units=st.sampled_from([0, 3]))
+def test_trainer_equals_literal_loop_on_raw_ids(core, case, min_frequency, max_units):
+    words, base, target = case
+    symtab = core.SymbolTable(base)
+    trainer = core.Trainer(symtab, core.WordTable(words), min_frequency=min_frequency,
+                           max_token_units=max_units)
+    merges = trainer.run(target, 10**9)
+    symtab2, wt, lit = literal_train_ids(core, words, base, target, min_frequency, max_units)
+    assert merges == lit and symtab.tokens() == symtab2.tokens()
+    merger = core.Merger([m[:3] for m in merges])
+    assert merger.encode_words([w for w, _ in words]) == [wt.symbols(i) for i in range(len(wt))]
+
 
 
 @st.composite
