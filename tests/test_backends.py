@@ -201,6 +201,18 @@ def test_chapter_trace(core):
     assert merger.apply_merges(lowest) == [21, 23, 24]
 
 
+def test_reference_chapter_trace_on_str():
+    # The oracle itself, on str tokens exactly as the chapter writes them.
+    words = [((*w[:-1], w[-1] + " "), f) for w, f in [("low", 2), ("lower", 1), ("newest", 1), ("widest", 1)]]
+    base = ["<UNK>"] + [t.decode() for t in chapter_base(CHAPTER)[1:]]
+    vocab, merges = reference.learn(words, base, 25)
+    assert merges == [("l", "o"), ("lo", "w "), ("w", "e"), ("s", "t ")]
+    assert vocab[21:] == ["lo", "low ", "we", "st "]
+    assert reference.apply_merges(("l", "o", "w", "e", "s", "t "), merges) == ["lo", "we", "st "]
+    vocab, merges = reference.learn(words, base, 100)
+    assert (len(vocab), len(merges)) == (34, 13)
+
+
 def test_chapter_trace_runs_out_of_pairs(core):
     base = chapter_base(CHAPTER)
     symtab, wt, merges = train(core, word_counts(CHAPTER), base, 100)
