@@ -311,6 +311,23 @@ def dump_gpt2_bpe(enc, vocab_path, merges_path):
 _WHOLE_TEXT = r"[\s\S]+"  # "no pre-tokenizer split": the whole text is one piece
 
 
+def _to_oniguruma(pattern):
+    """The spelling of `pattern` that HF's regex engine (Oniguruma) reads the
+    same way.  Oniguruma takes `{1,3}+` as "{1,3}, one or more times", not as
+    a possessive interval, so cl100k's `\\p{N}{1,3}+` would swallow any run of
+    digits.  Dropping the `+` is safe there: it ends its alternative, so
+    nothing after it could backtrack into it.
+
+        >>> _to_oniguruma(patterns.CL100K).count("{1,3}+")
+        0
+    """
+    return pattern.replace(r"\p{N}{1,3}+", r"\p{N}{1,3}")
+
+
+# HF spelling -> published spelling, so a round trip gives the preset back.
+_FROM_ONIGURUMA = {_to_oniguruma(p): p for p in (patterns.GPT2, patterns.CL100K, patterns.O200K)}
+
+
 def _hf_pattern(pre, path):
     """The pattern a tokenizer.json pre_tokenizer amounts to, or FormatError."""
     def byte_level(node, regex_allowed):
@@ -337,7 +354,7 @@ def _hf_pattern(pre, path):
             if split.get("behavior") != "Isolated" or split.get("invert", False):
                 raise FormatError("%s: only Split(behavior=Isolated, invert=false) is supported" % path)
             byte_level(nodes[1], False)
-            return pattern["Regex"]
+            return _FROM_ONIGURUMA.get(pattern["Regex"], pattern["Regex"])
     raise FormatError("%s: unsupported pre_tokenizer %r (pybpe reads ByteLevel, or Sequence[Split(Regex), "
                       "ByteLevel(use_regex=false)])" % (path, pre.get("type")))
 
@@ -396,12 +413,17 @@ def dump_hf_tokenizer(enc, path):
     decoder = {i: t for t, i in enc._mergeable_ranks.items()}
     vocab = {token_to_unicode(t): i for t, i in sorted(enc._mergeable_ranks.items(), key=lambda x: x[1])}
     merges = [[token_to_unicode(decoder[a]), token_to_unicode(decoder[b])] for a, b in _encoding_merges(enc)]
+    # Special tokens go in the model's vocab too (as in GPT-2's own
+    # tokenizer.json): HF gives an added token that the model does not know
+    # the next free ID, ignoring the one written in added_tokens.
+    vocab.update(enc._special_tokens)
     byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}
     if enc.pat_str == _WHOLE_TEXT:
         pre = byte_level
     else:
         pre = {"type": "Sequence", "pretokenizers": [
-            {"type": "Split", "pattern": {"Regex": enc.pat_str}, "behavior": "Isolated", "invert": False},
+            {"type": "Split", "pattern": {"Regex": _to_oniguruma(enc.pat_str)}, "behavior": "Isolated",
+             "invert": False},
             byte_level]}
     doc = {
         "version": "1.0",
