@@ -58,8 +58,9 @@ uint32_t bpe_symtab_lookup(const bpe_symtab *table, const char *bytes,
 
 size_t bpe_symtab_size(const bpe_symtab *table);
 
-/* The bytes of symbol `id` (owned by the table, valid until it is freed),
- * length in *len_out; NULL when id is out of range. */
+/* The bytes of symbol `id` (owned by the table, valid until it is freed:
+ * interning more symbols never moves them), length in *len_out; NULL when
+ * id is out of range. */
 const char *bpe_symtab_bytes(const bpe_symtab *table, uint32_t id,
                              size_t *len_out);
 
@@ -98,6 +99,8 @@ typedef struct {
 /* count_pairs (listing 063): every adjacent pair in the table with its
  * weighted count, in first-encountered order -- words in table order, each
  * left to right -- exactly the order of a Counter built by that scan.
+ * Pairs with BPE_NO_SYMBOL on either side are not counted.
+ * Example: "a b a b" x1, "b a" x2 -> [(a,b): 2, (b,a): 3].
  * On success *pairs_out is a new array the caller frees with bpe_free, and
  * *n_out its length (0 and NULL for a table with no pair). */
 int bpe_count_pairs(const bpe_words *words, bpe_pair_count **pairs_out,
@@ -111,7 +114,8 @@ int bpe_find_best_pair(const bpe_words *words, bpe_pair_count *best);
 
 /* merge_pair (listing 064): rewrites every word, left to right, replacing
  * each occurrence of (left, right) with `merged`; after a match both
- * positions are skipped, so "a a a" with (a, a) becomes "aa a".
+ * positions are skipped, so "a a a" with (a, a) becomes "aa a".  A pair
+ * with BPE_NO_SYMBOL never merges (nothing changes).
  * *words_changed_out (may be NULL) receives how many words changed. */
 int bpe_merge_pair(bpe_words *words, uint32_t left, uint32_t right,
                    uint32_t merged, size_t *words_changed_out);
@@ -134,9 +138,12 @@ typedef struct {
     uint64_t count;        /* its weighted count when it was chosen       */
 } bpe_merge;
 
-/* Builds a trainer over a copy of `words`.  The symbol table is borrowed:
- * it must outlive the trainer, and the trainer adds merged strings to it.
- * Every symbol in `words` must be an ID of `symtab`.
+/* Builds a trainer over a copy of `words` (the table may be freed or
+ * changed afterwards).  The symbol table is borrowed: it must outlive the
+ * trainer, and the trainer adds merged strings to it.  Every symbol in
+ * `words` must be an ID of `symtab` or BPE_NO_SYMBOL (which never pairs:
+ * the word is cut there); otherwise, or when min_frequency is 0,
+ * BPE_EINVAL.  BPE_ETOOBIG when the words hold 2^32 - 1 symbols or more.
  *   min_frequency     stop when the best count is below it (>= 1)
  *   max_token_units   never create a symbol made of more than this many
  *                     initial symbols (0 = no limit); every symbol already
@@ -148,10 +155,13 @@ bpe_trainer *bpe_trainer_new(bpe_symtab *symtab, const bpe_words *words,
 void bpe_trainer_free(bpe_trainer *trainer);
 
 /* Performs up to `max_steps` merges, stopping early when the symbol table
- * reaches `target_size` entries, when no pair is left, or when the best
- * count is below min_frequency.  The merges done are written to
- * out[0..*n_out).  Returns BPE_OK (with *n_out < max_steps meaning training
- * is finished) or a negative status.  Long calls are fine without the GIL:
+ * reaches `target_size` entries (checked before each merge), when no pair
+ * is left, or when the best count is below min_frequency.  The merges done
+ * are written to out[0..*n_out).  Returns BPE_OK (with *n_out < max_steps
+ * meaning training is finished) or a negative status.  After a failure
+ * (BPE_ENOMEM, ...) the merges completed before it are still in out, but
+ * the trainer is marked failed -- a step that stopped half-way leaves it
+ * inconsistent -- and every later call returns the same status.  Long calls are fine without the GIL:
  * the trainer touches nothing but its own memory and the borrowed table. */
 int bpe_trainer_run(bpe_trainer *trainer, size_t target_size,
                     size_t max_steps, bpe_merge *out, size_t *n_out);
