@@ -10,6 +10,7 @@ codes become exceptions in one place, `_check`; C objects are freed by
 cffi releases the GIL around every C call, so long encodes and training
 runs let other threads work.
 """
+from array import array
 from itertools import accumulate, chain
 
 from pybpe._bpe_c import ffi, lib
@@ -59,12 +60,25 @@ def _explain_ids(ids, what):
     raise TypeError("%s must hold int symbol IDs" % what)
 
 
-def _uint32_array(ids, what):
-    """A new uint32_t[] holding `ids` (a list), with a clear error when one is bad."""
+# array('I') converts (and range-checks) a list about twice as fast as
+# ffi.new("uint32_t[]", list); cffi then reads it in place.
+_ARRAY_U32 = "I" if array("I").itemsize == 4 else None
+
+
+def _uint32_array(ids, what, explain=None):
+    """A uint32_t[] holding the ints of `ids`, or a clear TypeError/ValueError.
+
+    `ids` is a sequence, or an iterator with an `explain()` that raises the
+    error naming the bad item (the iterator is spent by then).
+    """
     try:
-        return ffi.new("uint32_t[]", ids)
+        if _ARRAY_U32:
+            return ffi.from_buffer("uint32_t[]", array(_ARRAY_U32, ids))
+        return ffi.new("uint32_t[]", list(ids))
     except (OverflowError, TypeError):
-        _explain_ids(ids, what)
+        if explain is not None:
+            explain()
+        _explain_ids(list(ids), what)
 
 
 def _frequency_array(freqs, what):
@@ -77,11 +91,20 @@ def _frequency_array(freqs, what):
 
 
 def _flatten(words, what):
-    """(uint32_t[] of every symbol, size_t[] of n + 1 offsets) for a list of words."""
-    words = [w if isinstance(w, (list, tuple)) else list(w) for w in words]
-    flat = list(chain.from_iterable(words))
-    offsets = ffi.new("size_t[]", [0] + list(accumulate(map(len, words))))
-    return _uint32_array(flat, what), offsets, len(words), len(flat)
+    """(uint32_t[] of every symbol, size_t[] of n + 1 offsets, n, total) for words."""
+    words = words if isinstance(words, list) else list(words)
+    try:
+        lengths = list(map(len, words))
+    except TypeError:  # some word is an iterator
+        words = [list(w) for w in words]
+        lengths = list(map(len, words))
+    offsets = [0]
+    offsets += accumulate(lengths)
+    def explain():
+        for k, word in enumerate(words):
+            _uint32_array(word, "%s, word %d," % (what, k))
+    return (_uint32_array(chain.from_iterable(words), what, explain),
+            ffi.new("size_t[]", offsets), len(words), offsets[-1])
 
 
 # ---------------------------------------------------------------------------
@@ -169,7 +192,7 @@ class WordTable:
         where = "word %d" % len(self)
         symbols = symbols if isinstance(symbols, (list, tuple)) else list(symbols)
         frequency = _check_int(frequency, where + " frequency", 0, _MAX_U64)
-        arr = _uint32_array(list(symbols), where)
+        arr = _uint32_array(symbols, where)
         _check(lib.bpe_words_add(self._ptr, arr, len(symbols), frequency), "WordTable.add")
 
     def add_many(self, words, frequencies):
@@ -177,7 +200,7 @@ class WordTable:
         words, frequencies = list(words), list(frequencies)
         if len(words) != len(frequencies):
             raise ValueError("add_many: %d words but %d frequencies" % (len(words), len(frequencies)))
-        where = "word table (words from %d)" % len(self)
+        where = "add_many (table had %d words)" % len(self)
         syms, offsets, n, _ = _flatten(words, where)
         freqs = _frequency_array(frequencies, "word")
         _check(lib.bpe_words_add_many(self._ptr, syms, offsets, freqs, n), "WordTable.add_many")
@@ -315,7 +338,7 @@ class Merger:
 
     def apply_merges(self, symbols):
         """The word after applying merge 0, then 1, ... each skip-two."""
-        symbols = symbols if isinstance(symbols, list) else list(symbols)
+        symbols = symbols if isinstance(symbols, (list, tuple)) else list(symbols)
         arr = _uint32_array(symbols, "apply_merges")
         n = ffi.new("size_t *", len(symbols))
         _check(lib.bpe_apply_merges(self._ptr, arr, n), "apply_merges")
