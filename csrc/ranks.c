@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "ranks.h"
+#include "pretok.h"
 
 #define RK_NONE UINT32_MAX          /* no part / no priority / dead node */
 #define RK_EMPTY_KEY UINT64_MAX     /* an empty slot of the pair table */
@@ -587,6 +588,33 @@ int bpe_ranks_encode(const bpe_ranks *r, const unsigned char *text,
     if (pos != text_len)
         status = BPE_EINVAL;
 cleanup:
+    rk_scratch_free(&s);
+    *n_out = produced;
+    return status;
+}
+
+int bpe_ranks_encode_text(const bpe_ranks *r, int pattern,
+                          const unsigned char *text, size_t text_len,
+                          uint32_t *out, size_t *n_out)
+{
+    rk_scratch s;
+    size_t pos = 0, produced = 0;
+    int status = BPE_OK;
+    memset(&s, 0, sizeof s);
+    if (!r || !n_out || (text_len && (!text || !out)))
+        return BPE_EINVAL;
+    while (pos < text_len) {
+        size_t end = bpe_pretok_next(pattern, text, text_len, pos), count = 0;
+        if (end <= pos) {
+            status = BPE_EINVAL; /* unknown pattern */
+            break;
+        }
+        status = rk_encode_piece(r, text + pos, end - pos, &s, out + produced, &count);
+        if (status != BPE_OK)
+            break;
+        produced += count;
+        pos = end;
+    }
     rk_scratch_free(&s);
     *n_out = produced;
     return status;

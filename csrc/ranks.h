@@ -65,4 +65,13 @@ int bpe_ranks_encode(const bpe_ranks *ranks, const unsigned char *text,
                      size_t text_len, const uint32_t *lens, size_t n_pieces,
                      int lens_in_chars, uint32_t *out, size_t *n_out);
 
+/* The whole path in one call: cuts text[0..text_len) (valid UTF-8) with the
+ * C pre-tokenizer `pattern` (BPE_PRETOK_GPT2 or BPE_PRETOK_CL100K, see
+ * pretok.h) and encodes every piece, as bpe_ranks_encode would.
+ * Example (gpt2 ranks): "hello world" -> 31373 995.
+ * Returns BPE_EINVAL for an unknown pattern; otherwise as bpe_ranks_encode. */
+int bpe_ranks_encode_text(const bpe_ranks *ranks, int pattern,
+                          const unsigned char *text, size_t text_len,
+                          uint32_t *out, size_t *n_out);
+
 #endif /* PYBPE_RANKS_H */

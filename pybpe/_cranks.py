@@ -36,6 +36,29 @@ def _u32(values):
         raise OverflowError("IDs must fit in 32 bits") from None
 
 
+PRESET_GPT2 = lib.BPE_PRETOK_GPT2
+PRESET_CL100K = lib.BPE_PRETOK_CL100K
+
+
+def split(text, preset):
+    """The pieces the C scanner cuts `text` into (for tests: they must equal
+    regex.findall with the preset's pattern).
+
+        >>> split("Hello world's", PRESET_GPT2)
+        ['Hello', ' world', "'s"]
+    """
+    data = text.encode("utf-8")
+    if not data:
+        return []
+    ends = ffi.new("size_t[]", len(data))
+    n = lib.bpe_pretok_split(preset, ffi.from_buffer(data), len(data), ends)
+    out, start = [], 0
+    for end in ffi.unpack(ends, n):
+        out.append(data[start:end].decode("utf-8"))
+        start = end
+    return out
+
+
 class RankTable:
     """Encodes pre-tokenized pieces to IDs; see pybpe._pyranks.RankTable.
 
@@ -97,6 +120,20 @@ class RankTable:
         # character counts into byte counts (cheaper than encoding pieces one
         # by one in Python).
         return self._encode(data, lengths, len(data) != len(text))
+
+    def encode_text(self, text, preset, pattern):
+        """IDs of a whole text (str without surrogates): cut by the C scanner
+        `preset` (PRESET_GPT2 / PRESET_CL100K), merged, in one C call.
+        `pattern` (the compiled regex) is what the Python twin cuts with; the
+        C scanner finds the same pieces, so it is not used here."""
+        data = text.encode("utf-8")
+        if not data:
+            return []
+        out = ffi.new("uint32_t[]", len(data))
+        n_out = ffi.new("size_t *")
+        status = lib.bpe_ranks_encode_text(self._table, preset, ffi.from_buffer(data), len(data), out, n_out)
+        _check(status, "encoding")
+        return ffi.unpack(out, n_out[0])
 
     def _encode(self, data, lengths, in_chars):
         if not data:

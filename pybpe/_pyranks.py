@@ -18,6 +18,10 @@ import heapq
 # sides of it.
 HEAP_THRESHOLD = 100
 
+# Pre-tokenizers the C core has built in (csrc/pretok.h); same values there.
+PRESET_GPT2 = 1
+PRESET_CL100K = 2
+
 # Distinct pieces remembered per table.  Text is Zipfian: on Shakespeare the
 # 10,000 most frequent pieces cover over 90% of them.  When full, the cache is
 # simply cleared (cheaper than LRU bookkeeping and just as good on real text).
@@ -169,6 +173,12 @@ class RankTable:
             raise ValueError("a byte of the text has no token in this vocabulary")
         parts = byte_pair_merge(parts, self._rule)
         return parts if self._finish is None else self._finish(parts)
+
+    def encode_text(self, text, preset, pattern):
+        """IDs of a whole text (str without surrogates), cut by `pattern` (a
+        compiled regex).  `preset` names the C scanner pybpe._cranks uses for
+        the same pattern; the pure-Python path always uses the regex."""
+        return self.encode_pieces(pattern.findall(text))
 
     def encode_pieces(self, pieces):
         """IDs of many pieces (str), concatenated; empty pieces give nothing."""

@@ -434,3 +434,50 @@ def test_time_grows_linearly(backend, name, kind):
     enc = get_encoding(name, backend=backend)
     small, large = _seconds(enc, make(n)), _seconds(enc, make(4 * n))
     assert large < 10 * max(small, 0.005), (small, large)
+
+
+# -- the C scanners cut exactly where the regex module does --------------------------
+
+def _c_split():
+    if "c" not in BACKENDS:
+        pytest.skip("the C backend is not built")
+    from pybpe import _cranks
+    return _cranks
+
+
+_scanner_text = st.lists(st.one_of(st.text(_chars, max_size=6), st.sampled_from(_TRICKY),
+                                   st.sampled_from(list(" \t\n\r\x0b\x0c'sSlLvVeErRdDmMtTſ0١!.-\u3000\x85"))),
+                         max_size=16).map("".join)
+
+
+@settings(max_examples=1000, deadline=None, suppress_health_check=list(HealthCheck))
+@given(text=_scanner_text.filter(lambda s: not regex.search(r"\p{Cs}", s)))
+def test_c_scanners_match_regex(text):
+    cr = _c_split()
+    assert cr.split(text, cr.PRESET_GPT2) == regex.findall(patterns.GPT2, text)
+    assert cr.split(text, cr.PRESET_CL100K) == regex.findall(patterns.CL100K, text)
+
+
+def test_c_scanners_on_shakespeare():
+    cr = _c_split()
+    text = _shakespeare()
+    assert cr.split(text, cr.PRESET_GPT2) == regex.findall(patterns.GPT2, text)
+    assert cr.split(text, cr.PRESET_CL100K) == regex.findall(patterns.CL100K, text)
+
+
+def test_c_scanner_examples():
+    cr = _c_split()
+    assert cr.split("Hello world's  2024!!\n\n x", cr.PRESET_GPT2) == \
+        ["Hello", " world", "'s", " ", " 2024", "!!", "\n\n", " x"]
+    assert cr.split("I'LL 12345 ſ'ſ\r\n  \n y  ", cr.PRESET_CL100K) == \
+        ["I", "'LL", " ", "123", "45", " ſ", "'ſ", "\r\n  \n", " y", "  "]
+
+
+def test_regex_path_still_used_for_other_patterns(backend):
+    # a spelling the C scanners do not know goes through the regex module
+    enc = get_encoding("gpt2", backend=backend)
+    alt = Encoding("alt", pat_str=patterns.GPT2 + "|(?!)", mergeable_ranks=enc.mergeable_ranks,
+                   special_tokens={}, backend=backend)
+    assert alt._preset is None
+    text = "Hello world's  2024!!\n\n x" * 10
+    assert alt.encode(text) == enc.encode(text)
