@@ -1,0 +1,168 @@
+/*
+ * test_ranks.c -- self-tests of ranks.c and pretok.c, meant to run under
+ * ASan + UBSan: known answers, the linear and heap paths against a naive
+ * reference on random pieces either side of the threshold, merge-list mode,
+ * hostile input to the scanners (malformed UTF-8), NULL-safe frees.
+ * The Python suite (tests/test_encoding.py) checks parity with tiktoken.
+ * Build: cc -std=c99 -pedantic -Wall -Wextra -Icsrc csrc/tests/test_ranks.c
+ *        csrc/ranks.c csrc/pretok.c
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pretok.h"
+#include "ranks.h"
+
+static int failures = 0;
+#define CHECK(c) do { if (!(c)) { printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #c); failures++; } } while (0)
+
+/* Toy vocabulary: a b c, then ab, bc, abc, aa, aaaa with IDs 0..7. */
+static const char *toy[] = {"a", "b", "c", "ab", "bc", "abc", "aa", "aaaa"};
+#define N_TOY 8
+
+static bpe_ranks *toy_table(int flags, const uint32_t *l, const uint32_t *r,
+                            const uint32_t *res, size_t n_merges)
+{
+    unsigned char bytes[64];
+    size_t offsets[N_TOY + 1], pos = 0, k;
+    uint32_t ids[N_TOY];
+    int st;
+    for (k = 0; k < N_TOY; k++) {
+        offsets[k] = pos;
+        memcpy(bytes + pos, toy[k], strlen(toy[k]));
+        pos += strlen(toy[k]);
+        ids[k] = (uint32_t)k;
+    }
+    offsets[N_TOY] = pos;
+    return bpe_ranks_new(bytes, offsets, ids, N_TOY, l, r, res, n_merges, flags, &st);
+}
+
+/* Naive tiktoken rule on the toy vocabulary: rescan, merge the lowest rank. */
+static size_t naive(const char *text, size_t len, uint32_t *out)
+{
+    char parts[512][16];
+    size_t n = len, i, k;
+    for (i = 0; i < len; i++) {
+        parts[i][0] = text[i];
+        parts[i][1] = 0;
+    }
+    for (;;) {
+        size_t best = 0;
+        int best_rank = -1;
+        for (i = 0; i + 1 < n; i++) {
+            char joined[32];
+            size_t la = strlen(parts[i]), lb = strlen(parts[i + 1]);
+            if (la + lb >= sizeof joined)
+                continue; /* longer than any toy token */
+            memcpy(joined, parts[i], la);
+            memcpy(joined + la, parts[i + 1], lb + 1);
+            for (k = 0; k < N_TOY; k++)
+                if (strcmp(joined, toy[k]) == 0 && (best_rank < 0 || (int)k < best_rank)) {
+                    best_rank = (int)k;
+                    best = i;
+                }
+        }
+        if (best_rank < 0)
+            break;
+        strcpy(parts[best], toy[best_rank]);
+        memmove(parts[best + 1], parts[best + 2], (n - best - 2) * sizeof parts[0]);
+        n--;
+    }
+    for (i = 0; i < n; i++)
+        for (k = 0; k < N_TOY; k++)
+            if (strcmp(parts[i], toy[k]) == 0)
+                out[i] = (uint32_t)k;
+    return n;
+}
+
+static void test_known_answers(void)
+{
+    bpe_ranks *t = toy_table(BPE_RANKS_WHOLE_PIECE, NULL, NULL, NULL, 0);
+    uint32_t out[16], lens[2] = {4, 3};
+    size_t n = 0;
+    CHECK(t != NULL);
+    CHECK(bpe_ranks_encode(t, (const unsigned char *)"ababaab", 7, lens, 2, 0, out, &n) == BPE_OK);
+    /* "abab": ab ab; "aab": aa b -> (aa,b) is no token, but ab is rank 3 < aa
+     * rank 6, so a ab */
+    CHECK(n == 4 && out[0] == 3 && out[1] == 3 && out[2] == 0 && out[3] == 3);
+    lens[0] = 3;
+    CHECK(bpe_ranks_encode(t, (const unsigned char *)"abc", 3, lens, 1, 0, out, &n) == BPE_OK);
+    CHECK(n == 1 && out[0] == 5);
+    lens[0] = 1;
+    CHECK(bpe_ranks_encode(t, (const unsigned char *)"z", 1, lens, 1, 0, out, &n) == BPE_EINVAL);
+    lens[0] = 5; /* longer than the text */
+    CHECK(bpe_ranks_encode(t, (const unsigned char *)"abc", 3, lens, 1, 0, out, &n) == BPE_EINVAL);
+    CHECK(bpe_ranks_pair_count(t) > 0);
+    bpe_ranks_free(t);
+}
+
+static void test_merge_list(void)
+{
+    /* merges: (b,c) -> bc, (a,b) -> ab; "abc" -> a bc, never abc */
+    uint32_t l[2] = {1, 0}, r[2] = {2, 1}, res[2] = {4, 3}, out[8], len = 3;
+    size_t n = 0;
+    bpe_ranks *t = toy_table(BPE_RANKS_MERGE_LIST, l, r, res, 2);
+    CHECK(t != NULL);
+    CHECK(bpe_ranks_encode(t, (const unsigned char *)"abc", 3, &len, 1, 0, out, &n) == BPE_OK);
+    CHECK(n == 2 && out[0] == 0 && out[1] == 4);
+    bpe_ranks_free(t);
+    res[1] = 99; /* out of range */
+    CHECK(toy_table(BPE_RANKS_MERGE_LIST, l, r, res, 2) == NULL);
+}
+
+static void test_heap_matches_naive(void)
+{
+    bpe_ranks *t = toy_table(0, NULL, NULL, NULL, 0);
+    static const size_t sizes[] = {2, 3, 50, 99, 100, 101, 250, 500};
+    char text[512];
+    uint32_t out[512], expect[512], len;
+    size_t s, trial, i, n, m;
+    srand(7);
+    for (s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+        for (trial = 0; trial < 40; trial++) {
+            for (i = 0; i < sizes[s]; i++)
+                text[i] = "aabc"[rand() % 4];
+            len = (uint32_t)sizes[s];
+            CHECK(bpe_ranks_encode(t, (const unsigned char *)text, len, &len, 1, 0, out, &n) == BPE_OK);
+            m = naive(text, sizes[s], expect);
+            CHECK(n == m && memcmp(out, expect, n * sizeof *out) == 0);
+        }
+    bpe_ranks_free(t);
+}
+
+static void test_scanners(void)
+{
+    size_t ends[64], n;
+    const char *s = "Hello world's  2024!!\n\n x";
+    n = bpe_pretok_split(BPE_PRETOK_GPT2, (const unsigned char *)s, strlen(s), ends);
+    CHECK(n == 8 && ends[0] == 5 && ends[1] == 11 && ends[2] == 13 && ends[7] == strlen(s));
+    s = "I'LL 12345";
+    n = bpe_pretok_split(BPE_PRETOK_CL100K, (const unsigned char *)s, strlen(s), ends);
+    CHECK(n == 5 && ends[1] == 4 && ends[3] == 8);
+    CHECK(bpe_pretok_next(99, (const unsigned char *)s, strlen(s), 0) == 0);
+    CHECK(bpe_pretok_next(BPE_PRETOK_GPT2, NULL, 0, 0) == 0);
+    {
+        /* malformed UTF-8 never reads out of bounds and always advances */
+        unsigned char bad[] = {0xF0, 0x9F, 0x20, 0xC3, 0x80, 0xFF, 0x80, 0xE2};
+        size_t p;
+        int mode;
+        for (mode = BPE_PRETOK_GPT2; mode <= BPE_PRETOK_CL100K; mode++)
+            for (p = 0; p < sizeof bad; p++) {
+                size_t e = bpe_pretok_next(mode, bad, sizeof bad - p, 0);
+                CHECK(e > 0 && e <= sizeof bad - p);
+            }
+    }
+}
+
+int main(void)
+{
+    test_known_answers();
+    test_merge_list();
+    test_heap_matches_naive();
+    test_scanners();
+    bpe_ranks_free(NULL);
+    if (failures == 0)
+        printf("test_ranks: all passed\n");
+    return failures != 0;
+}
