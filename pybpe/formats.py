@@ -308,7 +308,7 @@ def dump_gpt2_bpe(enc, vocab_path, merges_path):
 
 # -- Hugging Face tokenizer.json ------------------------------------------------------
 
-_WHOLE_TEXT = r"[\s\S]+"  # "no pre-tokenizer split": the whole text is one piece
+_WHOLE_TEXT = patterns.WHOLE_TEXT  # "no pre-tokenizer split": the whole text is one piece
 
 
 def _to_oniguruma(pattern):

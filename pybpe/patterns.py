@@ -48,6 +48,10 @@ O200K = "|".join(
     ]
 )
 
+# "No pre-tokenizer": the whole text is one piece (minbpe's BasicTokenizer,
+# HF's ByteLevel with use_regex=false).  Use it as pat_str for such encodings.
+WHOLE_TEXT = r"[\s\S]+"
+
 # The names BPETokenizer(byte_level=True, pretokenizer=...) accepts.
 PRESETS = {
     "gpt2": GPT2,

@@ -481,3 +481,14 @@ def test_regex_path_still_used_for_other_patterns(backend):
     assert alt._preset is None
     text = "Hello world's  2024!!\n\n x" * 10
     assert alt.encode(text) == enc.encode(text)
+
+
+def test_spec_byte_level_example_with_merge_list(backend):
+    # SPEC section 1: byte level, no pre-tokenizer, "aaabdaaabac", three merges
+    ranks = {bytes([b]): b for b in range(256)}
+    ranks.update({b"aa": 256, b"aaa": 257, b"aaab": 258})
+    enc = Encoding("minbpe", pat_str=patterns.WHOLE_TEXT, mergeable_ranks=ranks, special_tokens={},
+                   merges=[(97, 97), (256, 97), (257, 98)], backend=backend)
+    assert enc.encode("aaabdaaabac") == [258, 100, 258, 97, 99]
+    assert enc.decode([258, 100, 258, 97, 99]) == "aaabdaaabac"
+    assert enc.merges == [(97, 97), (256, 97), (257, 98)]

@@ -316,3 +316,21 @@ def test_hf_garbage(tmp_path, content):
     path.write_bytes(content)
     with pytest.raises(FormatError, match="tokenizer.json"):
         load_hf_tokenizer(path)
+
+
+def test_hf_whole_text_pre_tokenizer(tmp_path, backend):
+    tokenizers = _hf()
+    ranks = {bytes([b]): b for b in range(256)}
+    ranks.update({b"aa": 256, b"aaa": 257, b"aaab": 258, b" a": 259})
+    enc = Encoding("minbpe", pat_str=patterns.WHOLE_TEXT, mergeable_ranks=ranks, special_tokens={"<|end|>": 260},
+                   merges=[(97, 97), (256, 97), (257, 98), (32, 97)], backend=backend)
+    path = tmp_path / "tokenizer.json"
+    dump_hf_tokenizer(enc, path)
+    hf = tokenizers.Tokenizer.from_file(str(path))
+    loaded = load_hf_tokenizer(path, backend=backend)
+    assert loaded.pat_str == patterns.WHOLE_TEXT
+    for text in ["aaabdaaabac", "a aaab aa<|end|>a", "", "\n a a"]:
+        expected = enc.encode(text, allowed_special="all")
+        assert hf.encode(text).ids == expected
+        assert loaded.encode(text, allowed_special="all") == expected
+    assert enc.encode("aaabdaaabac") == [258, 100, 258, 97, 99]
