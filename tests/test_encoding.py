@@ -301,6 +301,8 @@ def test_generated_text_matches_tiktoken(text):
             enc = get_encoding(name, backend=backend)
             assert enc.encode(text, disallowed_special=()) == expected
             assert enc.encode(text, allowed_special="all") == tk.encode(text, allowed_special="all")
+        if not regex.search(r"\p{Cs}", text):
+            assert enc.decode_with_offsets(expected) == tk.decode_with_offsets(expected)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
