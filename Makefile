@@ -42,7 +42,7 @@ ctest: csrc/tests/bin/test_core
 
 # The whole Python suite on a sanitizer build of the extension.
 sanitize: $(STAMP)
-	$(PY) tools/sanitize.py
+	tools/sanitize.sh $(PY)
 
 # The whole Python suite under valgrind's memcheck (slow: a few minutes).
 valgrind: $(STAMP)

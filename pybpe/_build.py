@@ -1,7 +1,7 @@
 """cffi build script for pybpe's C core (API mode).
 
 `setup.py` names `ffibuilder` in `cffi_modules`; running this file directly
-builds the extension in place (handy while editing csrc/).  Every C file in
+builds the extension in place through setup.py (handy while editing csrc/).  Every C file in
 csrc/ (not csrc/examples/) is compiled into one module, `pybpe._bpe_c`, and
 the declarations Python may call are read from the csrc/*.cdef files -- one
 per C file that Python uses, kept beside it so a change to a signature is made
@@ -37,5 +37,10 @@ ffibuilder.set_source(
 )
 
 if __name__ == "__main__":
-    os.chdir(os.path.dirname(HERE))
-    ffibuilder.compile(tmpdir=os.path.join("build", "cffi"), verbose=True)
+    # Build in place through setup.py, so a direct run and `pip install`
+    # compile the same sources with the same flags.
+    import subprocess
+    import sys
+
+    sys.exit(subprocess.call([sys.executable, "setup.py", "-q", "build_ext", "--inplace"],
+                             cwd=os.path.dirname(HERE)))
