@@ -6,6 +6,21 @@
  * out on purpose: a cache of encoded pieces (it would be mutable state shared
  * by threads; whole-piece lookup already answers most pieces in one probe)
  * and any knowledge of text -- pieces arrive already cut.
+ *
+ * Performance notes and dead ends (single thread, shared 2-core machine, so
+ * +-30%):
+ *   - On Shakespeare the cost was the cutting, not the merging: Python's
+ *     `regex` module alone runs at ~5 MB/s.  The hand-compiled scanners of
+ *     pretok.c took encode_ordinary from ~3.5 to ~17 MB/s (tiktoken: 5-7).
+ *   - A binary heap of 16-byte entries (key + both parts) spent 56% of
+ *     "a" * 1,000,000 in sift-down.  Eight-byte entries (validity re-derived
+ *     from the pair table instead of stored), four children per node, and
+ *     replacing the top in place instead of pop-then-push: 0.53 -> ~0.25 s
+ *     (tiktoken: ~0.45 s on the same input here).
+ *   - Rejected: a per-table cache of encoded pieces.  It would be mutable
+ *     state shared by threads running without the GIL (a lock would cost
+ *     more than it saves), and whole-piece lookup already answers most
+ *     pieces of real text with one probe.  The Python twin does cache.
  */
 #include <assert.h>
 #include <stdlib.h>

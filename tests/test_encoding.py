@@ -494,3 +494,22 @@ def test_spec_byte_level_example_with_merge_list(backend):
     assert enc.encode("aaabdaaabac") == [258, 100, 258, 97, 99]
     assert enc.decode([258, 100, 258, 97, 99]) == "aaabdaaabac"
     assert enc.merges == [(97, 97), (256, 97), (257, 98)]
+
+
+@settings(max_examples=150, deadline=None)
+@given(case=_vocab_and_piece())
+def test_merge_lists_agree_across_backends(case):
+    # merge-list mode on random vocabularies, both sides of the heap threshold
+    from pybpe.formats import merges_from_ranks
+
+    tokens, piece = case
+    ranks = {t: i for i, t in enumerate(tokens)}
+    merges = merges_from_ranks(ranks)
+    results = []
+    for backend in BACKENDS:
+        enc = Encoding("m", pat_str=r"[abc]+", mergeable_ranks=ranks, special_tokens={}, merges=merges,
+                       backend=backend)
+        ids = enc.encode(piece)
+        assert b"".join(tokens[i] for i in ids) == piece.encode()
+        results.append(ids)
+    assert all(r == results[0] for r in results)
