@@ -24,7 +24,7 @@ bench: $(STAMP)          ## pytest-benchmark: C vs Python (and peers when instal
 build: $(STAMP)          ## recompile the C extension in place after editing csrc/
 	$(PY) -m pip install -q --no-build-isolation -e .
 
-$(STAMP): pyproject.toml setup.py pybpe/_build.py $(CSRC) $(wildcard csrc/*.h csrc/*.cdef)
+$(STAMP): pyproject.toml setup.py pybpe/_build.py $(CSRC) $(wildcard csrc/*.h csrc/*.cdef csrc/*.inc)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip setuptools wheel cffi
 	$(PY) -m pip install -q --no-build-isolation -e '.[test]'
@@ -32,13 +32,14 @@ $(STAMP): pyproject.toml setup.py pybpe/_build.py $(CSRC) $(wildcard csrc/*.h cs
 	touch $@
 
 # C self-tests of the core, warning-clean as C99, under ASan + UBSan.
-csrc/tests/bin/test_core: csrc/tests/test_core.c $(CSRC) $(wildcard csrc/*.h)
+CTESTS    = test_core test_ranks
+SANFLAGS  = -g -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+csrc/tests/bin/%: csrc/tests/%.c $(CSRC) $(wildcard csrc/*.h csrc/*.inc)
 	mkdir -p $(dir $@)
-	$(CC) $(CWARN) -g -O1 -fsanitize=address,undefined -fno-omit-frame-pointer \
-	    -fno-sanitize-recover=all -Icsrc -o $@ csrc/tests/test_core.c $(CSRC)
+	$(CC) $(CWARN) $(SANFLAGS) -Icsrc -o $@ $< $(CSRC)
 
-ctest: csrc/tests/bin/test_core
-	ASAN_OPTIONS=detect_leaks=1 ./csrc/tests/bin/test_core
+ctest: $(addprefix csrc/tests/bin/,$(CTESTS))
+	for t in $^; do ASAN_OPTIONS=detect_leaks=1 ./$$t || exit 1; done
 
 # The whole Python suite on a sanitizer build of the extension.
 sanitize: $(STAMP)

@@ -22,6 +22,11 @@ _LAZY = {
     "list_encoding_names": "registry",
     "load_tiktoken_bpe": "formats",
     "dump_tiktoken_bpe": "formats",
+    "load_gpt2_bpe": "formats",
+    "dump_gpt2_bpe": "formats",
+    "load_hf_tokenizer": "formats",
+    "dump_hf_tokenizer": "formats",
+    "patterns": None,
     "reference": None,
 }
 
@@ -63,4 +68,4 @@ def __getattr__(name):
 
 
 __all__ = ["BPETokenizer", "CharTokenizer", "Tokenizer", "FormatError", "load", "backend",
-           "count_words", "merge_counts"] + [n for n in _LAZY if n != "reference"]
+           "count_words", "merge_counts"] + [n for n in _LAZY if _LAZY[n]]

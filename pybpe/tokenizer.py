@@ -316,6 +316,35 @@ class BPETokenizer(Tokenizer):
         return b"".join(t if isinstance(t, bytes) else t.encode("utf-8")
                         for t in (self.id_to_token[_check_id(i, n)] for n, i in enumerate(ids)))
 
+    def to_encoding(self, name=None):
+        """A byte-level tokenizer as a tiktoken-style `pybpe.Encoding` with the same IDs.
+
+        The Encoding applies this tokenizer's merge list (lowest merge rank
+        first).  That equals the rank-order replay `encode` does whenever no two
+        merges build the same token, which is checked here: a list where they do
+        (possible only in contrived corpora) raises ValueError instead of
+        quietly giving different IDs.
+        """
+        from . import patterns
+        from .encoding import Encoding
+
+        self._require_trained()
+        if not self.flavour.byte_level:
+            raise ValueError("to_encoding needs a byte-level tokenizer (byte_level=True)")
+        pretokenizer = self.flavour.pretokenizer
+        if pretokenizer == "whitespace" or self.flavour.lowercase:
+            raise ValueError("an Encoding splits with a regex and keeps case: train with "
+                             "pretokenizer=<preset or regex> or None, and lowercase=False")
+        merged = [m for _, _, m in self._merge_ids]
+        if len(set(merged)) != len(merged):
+            raise ValueError("two merges of this tokenizer build the same token, which an Encoding's "
+                             "merge-list rule cannot replay exactly")
+        pat_str = patterns.WHOLE_TEXT if pretokenizer is None else patterns.resolve(pretokenizer)
+        return Encoding(name or "pybpe-%d" % self.vocab_size, pat_str=pat_str,
+                        mergeable_ranks={t: i for i, t in enumerate(self._symtab.tokens())},
+                        special_tokens=dict(self._special_ids),
+                        merges=[(a, b) for a, b, _ in self._merge_ids], backend=self.backend)
+
     # -- saving and loading ----------------------------------------------------------
     def config(self):
         return dict(vocab_size=self.target_vocab_size, min_frequency=self.min_frequency,

@@ -323,3 +323,31 @@ def test_flavour_units():
     assert Flavour().units("low") == ["l", "o", "w "]
     assert Flavour(end_of_word="symbol", marker="_").units("ab") == ["a", "b", "_"]
     assert Flavour(byte_level=True, pretokenizer=None).units("é") == [b"\xc3", b"\xa9"]
+
+
+# -- byte level -> tiktoken-style Encoding ------------------------------------------------
+@pytest.mark.parametrize("pretokenizer", ["gpt2", "cl100k", None])
+def test_to_encoding_gives_the_same_ids(backend, pretokenizer):
+    path = os.path.join(os.path.dirname(pybpe.__file__), "data", "hamlet.txt")
+    with open(path, encoding="utf-8") as f:
+        text = f.read()[:60_000]
+    tok = pybpe.BPETokenizer(vocab_size=700, byte_level=True, pretokenizer=pretokenizer,
+                             special_tokens=["<|endoftext|>"], backend=backend)
+    tok.train(text.splitlines(keepends=True))
+    enc = tok.to_encoding("hamlet")
+    assert enc.n_vocab == tok.vocab_size == 700
+    probe = text[30_000:40_000] + " naïve \U0001f600 café"
+    assert enc.encode_ordinary(probe) == tok.encode(probe)
+    assert enc.decode(tok.encode(probe)) == probe
+    with_special = "to be<|endoftext|>or not"
+    assert enc.encode(with_special, allowed_special="all") == tok.encode(with_special, allowed_special="all")
+    assert enc.eot_token == tok.token_to_id["<|endoftext|>"]
+
+
+def test_to_encoding_refuses_what_it_cannot_replay(backend):
+    with pytest.raises(ValueError, match="byte-level"):
+        chapter(backend, 25).to_encoding()
+    tok = pybpe.BPETokenizer(vocab_size=300, byte_level=True, pretokenizer="whitespace", backend=backend)
+    tok.train(["a b"])
+    with pytest.raises(ValueError, match="regex"):
+        tok.to_encoding()
