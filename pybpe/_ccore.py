@@ -17,7 +17,7 @@ from pybpe._bpe_c import ffi, lib
 
 __all__ = [
     "NO_SYMBOL", "SymbolTable", "WordTable", "count_pairs", "find_best_pair",
-    "merge_pair", "Trainer", "Merger",
+    "merge_pair", "Trainer", "Merger", "WordCounter", "UNITS",
 ]
 
 NO_SYMBOL = 0xFFFFFFFF
@@ -353,3 +353,96 @@ class Merger:
         flat = ffi.unpack(out, out_offsets[n])
         ends = ffi.unpack(out_offsets, n + 1)
         return [flat[ends[k]:ends[k + 1]] for k in range(n)]
+
+
+# ---------------------------------------------------------------------------
+# Word counting and the initial word table (count.c).
+# ---------------------------------------------------------------------------
+
+# How a word becomes its initial symbols (WordCounter.word_table).
+UNITS = {"bytes": lib.BPE_UNITS_BYTES, "chars": lib.BPE_UNITS_CHARS,
+         "suffix": lib.BPE_UNITS_SUFFIX, "symbol": lib.BPE_UNITS_SYMBOL}
+
+
+def _utf8(text, what):
+    if not isinstance(text, str):
+        raise TypeError("%s must be str, not %s" % (what, type(text).__name__))
+    return text.encode("utf-8", "surrogatepass")
+
+
+class WordCounter:
+    """Distinct words with 64-bit counts, in first-appearance order (count.c)."""
+
+    __slots__ = ("_ptr", "__weakref__")
+
+    def __init__(self):
+        ptr = lib.bpe_counter_new()
+        if ptr == ffi.NULL:
+            raise MemoryError("WordCounter: out of memory")
+        self._ptr = ffi.gc(ptr, lib.bpe_counter_free)
+
+    def add_text(self, text):
+        """Count the words of text.split() (one C pass; the GIL is released)."""
+        data = _utf8(text, "text")
+        _check(lib.bpe_counter_add_text(self._ptr, data, len(data)), "WordCounter.add_text")
+
+    def add_words(self, words, frequencies=None):
+        """Count each of `words` (a list of str) once, or frequencies[i] times."""
+        words = words if isinstance(words, list) else list(words)
+        try:
+            data = "".join(words).encode("utf-8", "surrogatepass")
+        except TypeError:
+            for k, w in enumerate(words):
+                _utf8(w, "words[%d]" % k)
+            raise
+        lengths = ffi.new("size_t[]", list(map(len, words)))
+        freqs = ffi.NULL
+        if frequencies is not None:
+            frequencies = frequencies if isinstance(frequencies, list) else list(frequencies)
+            if len(frequencies) != len(words):
+                raise ValueError("add_words: %d words but %d frequencies" % (len(words), len(frequencies)))
+            freqs = _frequency_array(frequencies, "word")
+        _check(lib.bpe_counter_add_words(self._ptr, data, len(data), lengths, len(words), freqs),
+               "WordCounter.add_words")
+
+    def __len__(self):
+        return lib.bpe_counter_size(self._ptr)
+
+    def items(self):
+        """[(word, count)] in first-appearance order."""
+        n = lib.bpe_counter_size(self._ptr)
+        nbytes = lib.bpe_counter_bytes(self._ptr)
+        blob = ffi.new("char[]", max(nbytes, 1))
+        lengths = ffi.new("size_t[]", max(n, 1))
+        counts = ffi.new("uint64_t[]", max(n, 1))
+        _check(lib.bpe_counter_export(self._ptr, blob, lengths, counts), "WordCounter.items")
+        text = ffi.buffer(blob, nbytes)[:].decode("utf-8", "surrogatepass")
+        ends = list(accumulate(ffi.unpack(lengths, n)))
+        starts = [0] + ends[:-1]
+        return list(zip(map(text.__getitem__, map(slice, starts, ends)), ffi.unpack(counts, n)))
+
+    def characters(self):
+        """The distinct characters of all words, sorted (str of length 1)."""
+        out, n = ffi.new("uint32_t **"), ffi.new("size_t *")
+        _check(lib.bpe_counter_characters(self._ptr, out, n), "WordCounter.characters")
+        try:
+            return list(map(chr, ffi.unpack(out[0], n[0]))) if n[0] else []
+        finally:
+            lib.bpe_free(out[0])
+
+    def word_table(self, symtab, units, marker=None):
+        """A WordTable of every word's initial symbols (IDs in symtab, NO_SYMBOL
+        when absent) with its count; units is "bytes", "chars", "suffix" or "symbol"."""
+        if not isinstance(symtab, SymbolTable):
+            raise TypeError("word_table needs a _ccore.SymbolTable, not %s" % type(symtab).__name__)
+        if units not in UNITS:
+            raise ValueError("units must be one of %s, not %r" % (", ".join(map(repr, UNITS)), units))
+        mark = b""
+        if units in ("suffix", "symbol"):
+            mark = _utf8(marker, "marker")
+            if not mark:
+                raise ValueError("units %r needs a non-empty marker" % units)
+        table = WordTable()
+        _check(lib.bpe_counter_word_table(self._ptr, symtab._ptr, UNITS[units], mark, len(mark),
+                                          table._ptr), "WordCounter.word_table")
+        return table

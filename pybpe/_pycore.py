@@ -13,7 +13,7 @@ from operator import itemgetter
 
 __all__ = [
     "NO_SYMBOL", "SymbolTable", "WordTable", "count_pairs", "find_best_pair",
-    "merge_pair", "Trainer", "Merger",
+    "merge_pair", "Trainer", "Merger", "WordCounter", "UNITS",
 ]
 
 # The "unknown" symbol (BPE_NO_SYMBOL): it takes part in no pair, so it is
@@ -663,3 +663,113 @@ class Merger:
                     cache[key] = got
             out.append(list(got))
         return out
+
+
+# ---------------------------------------------------------------------------
+# Word counting and the initial word table: the step before training.
+# ---------------------------------------------------------------------------
+
+UNITS = ("bytes", "chars", "suffix", "symbol")
+
+
+def _utf8(text, what):
+    if not isinstance(text, str):
+        raise TypeError("%s must be str, not %s" % (what, type(text).__name__))
+    return text.encode("utf-8", "surrogatepass")
+
+
+class WordCounter:
+    """Distinct words with counts, in first-appearance order.
+
+    >>> c = WordCounter(); c.add_text("to be or\u3000not to"); c.add_words(["be", ""], [2, 0])
+    >>> c.items(), c.characters()
+    ([('to', 2), ('be', 3), ('or', 1), ('not', 1), ('', 0)], ['b', 'e', 'n', 'o', 'r', 't'])
+    """
+
+    def __init__(self):
+        self._counts = {}
+
+    def add_text(self, text):
+        """Count the words of text.split()."""
+        if not isinstance(text, str):
+            raise TypeError("text must be str, not %s" % type(text).__name__)
+        counts = self._counts
+        get = counts.get
+        for word in text.split():
+            counts[word] = get(word, 0) + 1
+
+    def add_words(self, words, frequencies=None):
+        """Count each of `words` (a list of str) once, or frequencies[i] times."""
+        words = words if isinstance(words, list) else list(words)
+        for k, w in enumerate(words):
+            if not isinstance(w, str):
+                raise TypeError("words[%d] must be str, not %s" % (k, type(w).__name__))
+        if frequencies is None:
+            frequencies = [1] * len(words)
+        else:
+            frequencies = list(frequencies)
+            if len(frequencies) != len(words):
+                raise ValueError("add_words: %d words but %d frequencies" % (len(words), len(frequencies)))
+            for k, f in enumerate(frequencies):
+                _check_count(f, "word %d frequency" % k, 0)
+        counts = self._counts
+        get = counts.get
+        for word, f in zip(words, frequencies):
+            total = get(word, 0) + f
+            if total > _MAX_FREQUENCY:
+                raise OverflowError("WordCounter.add_words: a count does not fit 64 bits")
+            counts[word] = total
+
+    def __len__(self):
+        return len(self._counts)
+
+    def items(self):
+        """[(word, count)] in first-appearance order."""
+        return list(self._counts.items())
+
+    def characters(self):
+        """The distinct characters of all words, sorted (str of length 1)."""
+        return sorted(set("".join(self._counts)))
+
+    def word_table(self, symtab, units, marker=None):
+        """A WordTable of every word's initial symbols (IDs in symtab, NO_SYMBOL
+        when absent) with its count; units is "bytes", "chars", "suffix" or "symbol".
+
+        >>> t = SymbolTable([b"l", b"o", b"w "]); c = WordCounter(); c.add_text("low")
+        >>> c.word_table(t, "suffix", " ").symbols(0)
+        [0, 1, 2]
+        """
+        if not isinstance(symtab, SymbolTable):
+            raise TypeError("word_table needs a _pycore.SymbolTable, not %s" % type(symtab).__name__)
+        if units not in UNITS:
+            raise ValueError("units must be one of %s, not %r" % (", ".join(map(repr, UNITS)), units))
+        mark = b""
+        if units in ("suffix", "symbol"):
+            mark = _utf8(marker, "marker")
+            if not mark:
+                raise ValueError("units %r needs a non-empty marker" % units)
+        lookup, ids = symtab.lookup, {}
+
+        def symbol(unit):  # bytes -> ID, NO_SYMBOL when absent; cached per unit
+            found = ids.get(unit)
+            if found is None:
+                found = ids[unit] = lookup(unit)
+                if found < 0:
+                    found = ids[unit] = NO_SYMBOL
+            return found
+
+        rows = []
+        for word in self._counts:
+            data = word.encode("utf-8", "surrogatepass")
+            if units == "bytes":
+                rows.append([symbol(data[i:i + 1]) for i in range(len(data))])
+                continue
+            row = [symbol(c.encode("utf-8", "surrogatepass")) for c in word]
+            if units == "suffix" and word:
+                row[-1] = symbol(word[-1].encode("utf-8", "surrogatepass") + mark)
+            elif units == "symbol":
+                row.append(symbol(mark))
+            rows.append(row)
+        table = WordTable()
+        table.add_many(rows, list(self._counts.values()))
+        return table

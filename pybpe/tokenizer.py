@@ -14,12 +14,13 @@ import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
+from itertools import islice
 
 import regex
 
 from . import _backend
 from .errors import FormatError
-from .flavours import _DEFAULT, UNK, Flavour
+from .flavours import _DEFAULT, UNK, WHITESPACE, Flavour
 
 FORMAT_NAME = "pybpe.BPETokenizer"
 FORMAT_VERSION = 1
@@ -138,46 +139,82 @@ class BPETokenizer(Tokenizer):
         """Learn merges from an iterable of str (replaces any earlier state).
 
         Words are counted once each, in order of first appearance (the order the
-        tie-break depends on); the corpus is streamed, never held whole.
+        tie-break depends on); the corpus is streamed, never held whole: lists,
+        generators and open files all work.
         """
-        self.train_from_counts(self.count_words(corpus), progress=progress)
+        self._train_counter(self._count(corpus), progress)
 
     def count_words(self, corpus):
         """{word: frequency} over an iterable of str, in first-appearance order."""
-        counts = {}
-        get = counts.get
-        split = self.flavour.split
-        special_re = self._specials_pattern()
-        for text in _checked_texts(corpus):
-            for piece in (special_re.split(text) if special_re else (text,)):
-                for word in split(piece):
-                    counts[word] = get(word, 0) + 1
-        return counts
+        return dict(self._count(corpus).items())
 
     def _specials_pattern(self):
         if not self.special_tokens:
             return None
         return regex.compile("|".join(regex.escape(s) for s in self.special_tokens))
 
+    def _count(self, corpus):
+        """A core WordCounter over the words of every text of `corpus`.
+
+        Whitespace splitting happens in the core: texts are joined with "\n"
+        (whitespace, so no word boundary moves) into batches of about
+        _BATCH_CHARS characters, one core call each.  Any other pre-tokenizer
+        is a regex run here; its words go to the core in batches.  Special
+        tokens are cut out of each text first (they are never trained on).
+        """
+        if isinstance(corpus, (str, bytes)):
+            raise TypeError("corpus must be an iterable of str (a list of texts, a file...), "
+                            "not a single %s" % type(corpus).__name__)
+        counter = self._core.WordCounter()
+        flavour = self.flavour
+        special_re = self._specials_pattern()
+        texts = _checked_texts(corpus) if special_re else iter(corpus)
+        if special_re:
+            texts = (piece for text in texts for piece in special_re.split(text))
+        if flavour.pattern is None and flavour.pretokenizer == WHITESPACE:
+            lower = flavour.lowercase
+            for batch in _text_batches(texts):
+                counter.add_text(batch.lower() if lower else batch)
+        else:
+            if not special_re:
+                texts = _checked_texts(texts)
+            words, split = [], flavour.split
+            for text in texts:
+                words += split(text)
+                if len(words) >= _BATCH_WORDS:
+                    counter.add_words(words)
+                    words = []
+            counter.add_words(words)
+        return counter
+
     def train_from_counts(self, counts, *, progress=False):
         """Learn merges from {word: frequency} (first-appearance order matters)."""
         if not hasattr(counts, "items"):
             raise TypeError("train_from_counts needs a mapping {word: frequency}, not %s"
                             % type(counts).__name__)
+        words, freqs = list(counts.keys()), list(counts.values())
+        if not all(type(w) is str for w in words):
+            for word in words:
+                if not isinstance(word, str):
+                    raise TypeError("word %r in counts is %s, not str" % (word, type(word).__name__))
+        if not (set(map(type, freqs)) <= {int} and (not freqs or min(freqs) >= 0)):
+            for word, freq in zip(words, freqs):
+                _check_count("frequency of word %r" % (word,), freq, minimum=0)
+        counter = self._core.WordCounter()
+        counter.add_words(words, freqs)
+        self._train_counter(counter, progress)
+
+    def _train_counter(self, counter, progress):
+        """Train on a core WordCounter: base vocabulary, word table, merge loop."""
         flavour, core = self.flavour, self._core
-        words, freqs = [], []
-        for word, freq in counts.items():
-            if not isinstance(word, str):
-                raise TypeError("word %r in counts is %s, not str" % (word, type(word).__name__))
-            freqs.append(_check_count("frequency of word %r" % (word,), freq, minimum=0))
-            words.append(word)
-        chars = set("".join(words)) if not flavour.byte_level else ()
+        chars = () if flavour.byte_level else counter.characters()
         symtab = core.SymbolTable(flavour.to_bytes(t) for t in flavour.base_vocab(chars))
-        symbol_id = {flavour.from_bytes(t): i for i, t in enumerate(symtab.tokens())}
-        table = core.WordTable()
-        table.add_many([[symbol_id[u] for u in flavour.units(w)] for w in words], freqs)
+        units = ("bytes" if flavour.byte_level else
+                 {"suffix": "suffix", "symbol": "symbol", None: "chars"}[flavour.end_of_word])
+        table = counter.word_table(symtab, units, flavour.marker)
         trainer = core.Trainer(symtab, table, min_frequency=self.min_frequency,
                                max_token_units=self.max_token_length or 0)
+        del table
         target = max(self.target_vocab_size - len(self.special_tokens), 0)
         merges, counts_ = self._run(trainer, symtab, target, progress)
         self._install(symtab, [m[:3] for m in merges], counts_)
@@ -379,6 +416,13 @@ class BPETokenizer(Tokenizer):
             ", ".join("%s=%r" % kv for kv in self.config().items()), self.backend, state)
 
 
+# Whitespace splitting: texts are joined into batches of about this many
+# characters per core call (big enough that the call overhead is noise, small
+# enough that a streamed corpus never sits in memory whole).  Regex splitting:
+# words handed to the core per call.
+_BATCH_CHARS = 1 << 20
+_BATCH_WORDS = 1 << 16
+
 # Merges per trainer call grow (x2) while a call takes less than this; a
 # progress line and a KeyboardInterrupt check happen between calls.
 _CHUNK_SECONDS = 0.05
@@ -506,6 +550,31 @@ def _checked_texts(corpus):
     for index, text in enumerate(corpus):
         _check_text(text, "corpus[%d]" % index)
         yield text
+
+
+def _text_batches(texts):
+    """Join an iterable of str into "\n"-joined batches of >= _BATCH_CHARS
+    characters (the last may be shorter).  Items are joined 1024 at a time,
+    so a bad item is found by str.join in C; the error names its index."""
+    pending, size, base = [], 0, 0
+    while True:
+        chunk = list(islice(texts, 1024))
+        if not chunk:
+            break
+        try:
+            joined = "\n".join(chunk)
+        except TypeError:
+            for k, text in enumerate(chunk):
+                _check_text(text, "corpus[%d]" % (base + k))
+            raise
+        base += len(chunk)
+        pending.append(joined)
+        size += len(joined)
+        if size >= _BATCH_CHARS:
+            yield "\n".join(pending)
+            pending, size = [], 0
+    if pending:
+        yield "\n".join(pending)
 
 
 def _check_id(value, index=None):
