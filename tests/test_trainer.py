@@ -1,0 +1,286 @@
+"""Training at scale: word counting, streaming, partial counts, options, progress.
+
+The trainers' merge-by-merge parity with pybpe.reference on random corpora is
+in test_backends.py / test_tokenizer.py; this file covers what feeds them:
+the WordCounter (C: csrc/count.c, Python: _pycore.WordCounter) against
+str.split() + dict counting on text over every code point, streaming from
+lists, generators and open files, merging partial counts, C == Python on
+every flavour, the options (max_token_length, min_frequency, progress), and
+-- slow -- Shakespeare's first 2,000 merges against the reference fixture.
+"""
+import json
+import os
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import pybpe
+from pybpe import _backend
+
+BACKENDS = _backend.available()
+HYPOTHESIS = dict(deadline=None, derandomize=True, max_examples=300,
+                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures",
+                       "shakespeare_reference_2000.json")
+
+# Every character str.split() cuts at (29 of them), checked against Python itself.
+WHITESPACE = "\t\n\v\f\r\x1c\x1d\x1e\x1f \x85\xa0\u1680" + "".join(map(chr, range(0x2000, 0x200b))) \
+    + "\u2028\u2029\u202f\u205f\u3000"
+# Characters that look like spaces but are not, for str.split().
+NOT_WHITESPACE = "\x00\u180e\u200b\u200c\u2060\ufeff\x84\ud800\udfff"
+
+
+def test_whitespace_list_is_pythons():
+    assert set(WHITESPACE) == {chr(c) for c in range(0x110000) if len(("a%sb" % chr(c)).split()) == 2}
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def core(request):
+    return _backend.get(request.param)
+
+
+def split_count(texts):
+    counts = {}
+    for text in texts:
+        for word in text.split():
+            counts[word] = counts.get(word, 0) + 1
+    return counts
+
+
+any_char = st.characters(min_codepoint=0, max_codepoint=0x10FFFF, exclude_categories=())
+texts = st.text(alphabet=st.one_of(any_char, st.sampled_from(WHITESPACE + NOT_WHITESPACE),
+                                   st.sampled_from("ab")), max_size=60)
+
+
+# -- the counter against str.split() -----------------------------------------------------
+
+@settings(**HYPOTHESIS)
+@given(st.lists(texts, max_size=6))
+def test_counter_is_split_and_dict_counting(core, items):
+    counter = core.WordCounter()
+    for text in items:
+        counter.add_text(text)
+    expected = split_count(items)
+    assert dict(counter.items()) == expected
+    assert [w for w, _ in counter.items()] == list(expected)  # first-appearance order
+    assert counter.characters() == sorted(set("".join(expected)))
+
+
+@pytest.mark.parametrize("char", list(WHITESPACE) + list(NOT_WHITESPACE))
+def test_every_whitespace_character(core, char):
+    counter = core.WordCounter()
+    counter.add_text("a%sb%sa" % (char, char))
+    assert counter.items() == list(split_count(["a%sb%sa" % (char, char)]).items())
+
+
+@settings(**HYPOTHESIS)
+@given(st.lists(texts, max_size=8), st.lists(st.integers(0, 2**40), max_size=8))
+def test_add_words_with_frequencies(core, words, freqs):
+    freqs = (freqs + [1] * len(words))[:len(words)]
+    counter = core.WordCounter()
+    counter.add_words(words, freqs)
+    expected = {}
+    for w, f in zip(words, freqs):
+        expected[w] = expected.get(w, 0) + f
+    assert counter.items() == list(expected.items())
+
+
+def test_counter_errors(core):
+    counter = core.WordCounter()
+    with pytest.raises(TypeError):
+        counter.add_text(b"bytes")
+    with pytest.raises(TypeError, match=r"words\[1\]"):
+        counter.add_words(["a", 3])
+    with pytest.raises(ValueError):
+        counter.add_words(["a"], [1, 2])
+    counter.add_words(["x"], [2**64 - 1])
+    with pytest.raises(OverflowError):
+        counter.add_words(["x"], [1])
+    assert counter.items() == [("x", 2**64 - 1)]
+
+
+def test_counter_big_and_degenerate(core):
+    counter = core.WordCounter()
+    counter.add_text("x" * 1_000_000)
+    counter.add_text(" " * 1000 + "\u3000" * 1000)
+    counter.add_text("")
+    assert counter.items() == [("x" * 1_000_000, 1)]
+
+
+# -- streaming and partial counts ---------------------------------------------------------
+
+LINES = ["the cat sat on the mat\n", "  the dog\tsat\u3000on the rug\n", "\n",
+         "naïve café\xa0ok \ud800x\n", "x" * 50 + " the\n"] * 40
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_list_generator_and_file_agree(tmp_path, backend):
+    path = tmp_path / "corpus.txt"
+    path.write_text("".join(LINES), encoding="utf-8", errors="surrogatepass")
+    tok = pybpe.BPETokenizer(vocab_size=120, backend=backend)
+    from_list = tok.count_words(LINES)
+    assert from_list == split_count(LINES)
+    assert tok.count_words(line for line in LINES) == from_list
+    with open(path, encoding="utf-8", errors="surrogatepass") as f:
+        assert tok.count_words(f) == from_list
+    results = []
+    for corpus in (LINES, iter(LINES), None):
+        if corpus is None:
+            with open(path, encoding="utf-8", errors="surrogatepass") as f:
+                tok.train(f)
+        else:
+            tok.train(corpus)
+        results.append((tok.vocab, tok.merges, tok._merge_counts))
+    assert results[0] == results[1] == results[2]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_batches_do_not_move_word_boundaries(monkeypatch, backend):
+    from pybpe import tokenizer
+
+    many = ["w%d v%d" % (i % 97, i % 13) for i in range(5000)]
+    tok = pybpe.BPETokenizer(backend=backend)
+    whole = tok.count_words(many)
+    monkeypatch.setattr(tokenizer, "_BATCH_CHARS", 7)
+    assert tok.count_words(many) == whole == split_count(many)
+
+
+@pytest.mark.parametrize("options", [{}, {"pretokenizer": r" ?\w+|[^\w\s]", "end_of_word": None},
+                                     {"byte_level": True}])
+def test_partial_counts_merge_in_partition_order(options):
+    parts = [LINES[:37], LINES[37:38], LINES[38:150], LINES[150:]]
+    whole = pybpe.count_words(LINES, **options)
+    merged = pybpe.merge_counts(*(pybpe.count_words(p, **options) for p in parts))
+    assert merged == whole and list(merged) == list(whole)
+    a = pybpe.BPETokenizer(vocab_size=300, **options)
+    a.train(LINES)
+    b = pybpe.BPETokenizer(vocab_size=300, **options)
+    b.train_from_counts(merged)
+    assert (a.vocab, a.merges) == (b.vocab, b.merges)
+
+
+def test_corpus_errors_name_the_item():
+    tok = pybpe.BPETokenizer()
+    for corpus in (["a", "b", 3], iter(["a", "b", 3])):
+        with pytest.raises(TypeError, match=r"corpus\[2\]"):
+            tok.train(corpus)
+    with pytest.raises(TypeError, match="single str"):
+        tok.train("a text, not a list")
+    with pytest.raises(TypeError, match="not str"):
+        tok.train_from_counts({"a": 1, 2: 1})
+    with pytest.raises(TypeError):
+        tok.train_from_counts({"a": True})
+    with pytest.raises(ValueError):
+        tok.train_from_counts({"a": -1})
+    assert not tok.is_trained
+
+
+# -- C == Python on every flavour -----------------------------------------------------------
+
+FLAVOURS = [
+    {},
+    {"end_of_word": "symbol"},
+    {"end_of_word": "symbol", "marker": "_", "lowercase": True},
+    {"pretokenizer": r" ?\w+| ?[^\w\s]+", "end_of_word": None},
+    {"byte_level": True},
+    {"byte_level": True, "pretokenizer": "cl100k"},
+    {"byte_level": True, "pretokenizer": None},
+    {"byte_level": True, "pretokenizer": "whitespace"},
+    {"lowercase": True, "special_tokens": ["<|end|>", "<S>"]},
+    {"min_frequency": 3, "max_token_length": 4},
+]
+CORPUS = ["The ΑΣ quick brown fox<|end|>jumps over the lazy dog.\n",
+          "Naïve café, ΣΊΣΥΦΟΣ; <S>déjà vu! 😀😀 \ud83d\ude00\x00end",
+          "aaaa aaa aa a bbbb abab ab ba " * 3, "", "   \t "] * 5
+
+
+@pytest.mark.skipif(len(BACKENDS) < 2, reason="the C extension is not built")
+@pytest.mark.parametrize("options", FLAVOURS, ids=repr)
+def test_c_and_python_backends_identical(options):
+    results = []
+    for backend in ("c", "python"):
+        tok = pybpe.BPETokenizer(vocab_size=400, backend=backend, **options)
+        counts = tok.count_words(CORPUS)
+        tok.train(CORPUS)
+        results.append((counts, tok.vocab, tok.merges, tok._merge_counts,
+                        tok.encode(CORPUS[0] + CORPUS[1])))
+        tok.train_from_counts(counts)
+        assert (tok.vocab, tok.merges) == results[-1][1:3]
+    assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_counts_with_empty_and_zero_words(backend):
+    # "ab" has frequency 0 but still comes first, so its pair wins the tie at
+    # count 2: (a, "b ") in the chapter flavour, where "abab" ends in "b ".
+    expected = [({}, ("a", "b "), 2), ({"end_of_word": "symbol"}, ("a", "b"), 4),
+                ({"byte_level": True}, (b"a", b"b"), 4)]
+    for options, first, count in expected:
+        tok = pybpe.BPETokenizer(vocab_size=50, backend=backend, **options)
+        tok.train_from_counts({"": 3, "ab": 0, "abab": 2})
+        assert (tok.merges[0], tok._merge_counts[0]) == (first, count)
+
+
+# -- options --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("limit", [1, 2, 3, 5])
+def test_max_token_length_never_exceeded(backend, limit):
+    tok = pybpe.BPETokenizer(vocab_size=500, max_token_length=limit, backend=backend,
+                             end_of_word="symbol")
+    tok.train(CORPUS)
+    base = len(tok.vocab) - len(tok.merges)
+    for token in tok.vocab[base:]:
+        # units are initial symbols: characters, and the marker counts as one
+        assert len(token.replace("</w>", "#")) <= limit
+    unlimited = pybpe.BPETokenizer(vocab_size=500, backend=backend, end_of_word="symbol")
+    unlimited.train(CORPUS)
+    assert max(map(len, unlimited.vocab[base:])) > limit
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_max_token_length_in_bytes_at_byte_level(backend):
+    tok = pybpe.BPETokenizer(vocab_size=400, max_token_length=3, byte_level=True, backend=backend)
+    tok.train(CORPUS)
+    assert tok.merges and all(len(t) <= 3 for t in tok.vocab[:len(tok.vocab)])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("min_frequency", [1, 2, 5, 11])
+def test_min_frequency_respected(backend, min_frequency):
+    tok = pybpe.BPETokenizer(vocab_size=1000, min_frequency=min_frequency, backend=backend)
+    tok.train(CORPUS)
+    assert all(c >= min_frequency for c in tok._merge_counts)
+    free = pybpe.BPETokenizer(vocab_size=1000, backend=backend)
+    free.train(CORPUS)
+    n = len(tok.merges)
+    assert tok.merges == free.merges[:n]  # the same run, stopped where counts fall below
+    assert n == len(free.merges) or free._merge_counts[n] < min_frequency
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_progress_writes_a_line_and_changes_nothing(capsys, backend):
+    quiet = pybpe.BPETokenizer(vocab_size=300, backend=backend)
+    quiet.train(CORPUS)
+    assert capsys.readouterr().err == ""
+    loud = pybpe.BPETokenizer(vocab_size=300, backend=backend)
+    loud.train(CORPUS, progress=True)
+    err = capsys.readouterr().err
+    assert "merges %d/" % len(loud.merges) in err and err.endswith("\n")
+    assert (loud.vocab, loud.merges, loud._merge_counts) == (quiet.vocab, quiet.merges, quiet._merge_counts)
+
+
+# -- Shakespeare against the reference's fixture ------------------------------------------
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_shakespeare_first_2000_merges_match_reference(shakespeare_text, backend):
+    with open(FIXTURE, encoding="utf-8") as f:
+        fixture = json.load(f)
+    expected = [tuple(m) for m in fixture["merges"]]
+    assert len(expected) == 2000
+    tok = pybpe.BPETokenizer(vocab_size=fixture["base_vocab_size"] + 2000, backend=backend)
+    tok.train(shakespeare_text.splitlines())
+    assert len(tok.vocab) - len(tok.merges) == fixture["base_vocab_size"]
+    assert tok.merges == expected
