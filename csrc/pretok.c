@@ -1,46 +1,40 @@
 /*
- * pretok.c -- scanners equivalent to the gpt2 and cl100k patterns (pretok.h).
+ * pretok.c -- scanners equivalent to the gpt2, cl100k and o200k patterns
+ * (pretok.h).
  *
  * Each scanner tries the pattern's alternatives in order at one position,
  * like the regex engine, but knows their shapes: every alternative is a run
  * of one character class with a fixed prefix or suffix, so one left-to-right
- * pass decides it.  The comment above each scanner maps its steps to the
- * alternatives.  Not here: o200k's case-split letter rules (Python handles
- * that pattern), and any pattern a user writes.
+ * pass decides it (o200k's letter rules need one step of backtracking,
+ * worked out in the comment above pt_o200k_letters).  The comment above each
+ * scanner maps its steps to the alternatives.  Not here: any pattern a user
+ * writes (Python's regex module handles those).
  */
 #include "pretok.h"
 
 #include <stdint.h>
 
-enum { PT_OTHER = 0, PT_LETTER, PT_NUMBER, PT_SPACE };
-
-typedef struct {
-    uint32_t lo, hi;
-    unsigned char cls;
-} pt_range;
-
 #include "unicode_tables.inc"
 
-/* Class of code point c: ASCII by table lookup, the rest by binary search. */
-static int pt_class(uint32_t c)
-{
-    size_t lo = 0, hi = sizeof pt_ranges / sizeof pt_ranges[0];
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (c < pt_ranges[mid].lo)
-            hi = mid;
-        else if (c > pt_ranges[mid].hi)
-            lo = mid + 1;
-        else
-            return pt_ranges[mid].cls;
-    }
-    return PT_OTHER;
-}
+/* Sets of classes as bit masks over the generated PT_* values. */
+#define PT_BIT(c) (1u << (c))
+#define M_SPACE PT_BIT(PT_SPACE)
+#define M_NUMBER PT_BIT(PT_NUMBER)
+#define M_LETTER (PT_BIT(PT_UPPER) | PT_BIT(PT_LOWER) | PT_BIT(PT_CASELESS))  /* \p{L} */
+#define M_OTHER (PT_BIT(PT_OTHER) | PT_BIT(PT_MARK))            /* [^\s\p{L}\p{N}] */
+#define M_O200K_UPPER (PT_BIT(PT_UPPER) | PT_BIT(PT_CASELESS) | PT_BIT(PT_MARK)) /* [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}] */
+#define M_O200K_LOWER (PT_BIT(PT_LOWER) | PT_BIT(PT_CASELESS) | PT_BIT(PT_MARK)) /* [\p{Ll}\p{Lm}\p{Lo}\p{M}] */
 
-/* A decoded character: code point, class and where the next one starts. */
+/* The one of the four coarse sets (space, number, letter, other) that holds
+ * each class: what gpt2 and cl100k see. */
+static const unsigned pt_group[7] = {
+    M_OTHER, M_SPACE, M_NUMBER, M_LETTER, M_LETTER, M_LETTER, M_OTHER};
+
+/* A decoded character: code point, class, class bit (PT_BIT of the class)
+ * and where the next one starts. */
 typedef struct {
     uint32_t cp;
-    int cls;
+    unsigned cls, bit;
     size_t next;
 } pt_char;
 
@@ -53,35 +47,39 @@ static pt_char pt_at(const unsigned char *t, size_t len, size_t pos)
     size_t n = b < 0x80 ? 1 : (b & 0xE0) == 0xC0 ? 2 : (b & 0xF0) == 0xE0 ? 3
              : (b & 0xF8) == 0xF0 ? 4 : 0;
     size_t k;
-    ch.cp = n == 1 ? b : n == 2 ? (uint32_t)(b & 0x1F) : n == 3 ? (uint32_t)(b & 0x0F)
-          : (uint32_t)(b & 0x07);
-    if (n == 0 || n > len - pos) {
+    if (n == 1) { /* ASCII: the common case, no decoding */
         ch.cp = b;
-        ch.cls = PT_OTHER;
+        ch.cls = pt_stage2[b];
+        ch.bit = PT_BIT(ch.cls);
         ch.next = pos + 1;
         return ch;
     }
+    if (n == 0 || n > len - pos) {
+        ch.cp = b;
+        ch.cls = PT_OTHER;
+        ch.bit = PT_BIT(ch.cls);
+        ch.next = pos + 1;
+        return ch;
+    }
+    ch.cp = n == 2 ? (uint32_t)(b & 0x1F) : n == 3 ? (uint32_t)(b & 0x0F) : (uint32_t)(b & 0x07);
     for (k = 1; k < n; k++)
         ch.cp = ch.cp << 6 | (uint32_t)(t[pos + k] & 0x3F);
-    if (ch.cp < 0x80) /* ASCII without the search */
-        ch.cls = ((b | 0x20) >= 'a' && (b | 0x20) <= 'z') ? PT_LETTER
-               : (b >= '0' && b <= '9') ? PT_NUMBER
-               : ((b >= 0x09 && b <= 0x0D) || b == ' ') ? PT_SPACE : PT_OTHER;
-    else
-        ch.cls = pt_class(ch.cp);
+    ch.cls = ch.cp < 0x110000 ? pt_stage2[(size_t)pt_stage1[ch.cp >> 7] * 128 + (ch.cp & 127)]
+                              : PT_OTHER;
+    ch.bit = PT_BIT(ch.cls);
     ch.next = pos + n;
     return ch;
 }
 
-/* End of the run of characters of class `cls` starting at pos (pos itself
- * is not checked), at most `max` characters (0 = no limit). */
-static size_t pt_run(const unsigned char *t, size_t len, size_t pos, int cls,
+/* End of the run of characters whose class is in `mask`, starting at pos
+ * (pos itself is checked too), at most `max` characters (0 = no limit). */
+static size_t pt_run(const unsigned char *t, size_t len, size_t pos, unsigned mask,
                      size_t max)
 {
     size_t count = 0;
     while (pos < len && (max == 0 || count < max)) {
         pt_char ch = pt_at(t, len, pos);
-        if (ch.cls != cls)
+        if (!(ch.bit & mask))
             break;
         pos = ch.next;
         count++;
@@ -89,18 +87,20 @@ static size_t pt_run(const unsigned char *t, size_t len, size_t pos, int cls,
     return pos;
 }
 
-/* The whitespace alternatives both patterns end with.  The run of
- * whitespace starting at pos ends at k; `\s+(?!\S)` takes all of it at the
- * end of the text, else all but its last character (when that leaves one),
- * else `\s+` / `\s` take the single character.  cl100k first tries
- * `\s*[\r\n]`: up to the last CR or LF in the run. */
+/* The whitespace alternatives the patterns end with.  The run of whitespace
+ * starting at pos ends at k.  `\s+(?!\S)` takes all of it at the end of the
+ * text, else all but its last character (when that leaves one), else `\s+` /
+ * `\s` take the single character.  newline_rule 1 (cl100k): at the end of
+ * the text all of it (`\s++$`), else first `\s*[\r\n]`, up to the last CR or
+ * LF in the run.  newline_rule 2 (o200k): `\s*[\r\n]+` comes first, even at
+ * the end of the text. */
 static size_t pt_spaces(const unsigned char *t, size_t len, size_t pos,
                         int newline_rule)
 {
     size_t k = pos, last = pos, count = 0, after_newline = 0;
     while (k < len) {
         pt_char ch = pt_at(t, len, k);
-        if (ch.cls != PT_SPACE)
+        if (ch.bit != M_SPACE)
             break;
         if (ch.cp == '\r' || ch.cp == '\n')
             after_newline = ch.next;
@@ -108,8 +108,10 @@ static size_t pt_spaces(const unsigned char *t, size_t len, size_t pos,
         k = ch.next;
         count++;
     }
+    if (newline_rule == 2 && after_newline)
+        return after_newline;
     if (k == len)
-        return k; /* gpt2: \s+(?!\S); cl100k: \s++$ */
+        return k;
     if (newline_rule && after_newline)
         return after_newline;
     return count >= 2 ? last : k;
@@ -129,17 +131,18 @@ static size_t pt_gpt2(const unsigned char *t, size_t len, size_t pos)
     }
     if (c0.cp == ' ' && c0.next < len) {
         pt_char c1 = pt_at(t, len, c0.next);
-        if (c1.cls != PT_SPACE) /* " ?" then a run of c1's class */
-            return pt_run(t, len, c1.next, c1.cls, 0);
+        if (c1.bit != M_SPACE) /* " ?" then a run of c1's class */
+            return pt_run(t, len, c1.next, pt_group[c1.cls], 0);
     }
-    if (c0.cls != PT_SPACE)
-        return pt_run(t, len, c0.next, c0.cls, 0);
+    if (c0.bit != M_SPACE)
+        return pt_run(t, len, c0.next, pt_group[c0.cls], 0);
     return pt_spaces(t, len, pos, 0);
 }
 
-/* The letters cl100k's (?i:...) contractions accept: ASCII either case,
- * plus U+017F LATIN SMALL LETTER LONG S, which simple case folding makes an
- * "s" (the regex engines agree on this). */
+/* The letters the (?i:...) contractions accept: ASCII either case, plus
+ * U+017F LATIN SMALL LETTER LONG S, which simple case folding makes an "s"
+ * (csrc/gen_unicode_tables.py's author checked every code point against the
+ * regex module: no other one folds to s, d, m, t, l, v, r or e). */
 static int pt_folds_to(const unsigned char *t, size_t len, size_t pos, char lower,
                        size_t *next)
 {
@@ -156,43 +159,119 @@ static int pt_folds_to(const unsigned char *t, size_t len, size_t pos, char lowe
     return 0;
 }
 
+/* `'(?i:[sdmt]|ll|ve|re)` at pos (pos may be len): the end, or 0. */
+static size_t pt_contraction(const unsigned char *t, size_t len, size_t pos)
+{
+    static const char one[] = "sdmt", two[3][3] = {"ll", "ve", "re"};
+    size_t a, b;
+    int i;
+    if (pos >= len || t[pos] != '\'')
+        return 0;
+    for (i = 0; one[i]; i++)
+        if (pt_folds_to(t, len, pos + 1, one[i], &a))
+            return a;
+    for (i = 0; i < 3; i++)
+        if (pt_folds_to(t, len, pos + 1, two[i][0], &a) &&
+            pt_folds_to(t, len, a, two[i][1], &b))
+            return b;
+    return 0;
+}
+
 /* cl100k:  '(?i:[sdmt]|ll|ve|re) | [^\r\n\p{L}\p{N}]?+\p{L}++ |
  *          \p{N}{1,3}+ | ?[^\s\p{L}\p{N}]++[\r\n]*+ | \s++$ | \s*[\r\n] |
  *          \s+(?!\S) | \s                                                 */
 static size_t pt_cl100k(const unsigned char *t, size_t len, size_t pos)
 {
     pt_char c0 = pt_at(t, len, pos);
-    size_t a, b;
-    if (c0.cp == '\'') {
-        const char *one = "sdmt", *two[3] = {"ll", "ve", "re"};
-        int i;
-        for (i = 0; one[i]; i++)
-            if (pt_folds_to(t, len, c0.next, one[i], &a))
-                return a;
-        for (i = 0; i < 3; i++)
-            if (pt_folds_to(t, len, c0.next, two[i][0], &a) &&
-                pt_folds_to(t, len, a, two[i][1], &b))
-                return b;
-    }
-    if (c0.cls == PT_LETTER)
-        return pt_run(t, len, c0.next, PT_LETTER, 0);
-    if (c0.cls != PT_NUMBER && c0.cp != '\r' && c0.cp != '\n' && c0.next < len) {
+    size_t a;
+    if (c0.cp == '\'' && (a = pt_contraction(t, len, pos)) != 0)
+        return a;
+    if (c0.bit & M_LETTER)
+        return pt_run(t, len, c0.next, M_LETTER, 0);
+    if (c0.bit != M_NUMBER && c0.cp != '\r' && c0.cp != '\n' && c0.next < len) {
         pt_char c1 = pt_at(t, len, c0.next); /* one prefix character */
-        if (c1.cls == PT_LETTER)
-            return pt_run(t, len, c1.next, PT_LETTER, 0);
+        if (c1.bit & M_LETTER)
+            return pt_run(t, len, c1.next, M_LETTER, 0);
     }
-    if (c0.cls == PT_NUMBER)
-        return pt_run(t, len, c0.next, PT_NUMBER, 2); /* 1 + 2 more */
+    if (c0.bit == M_NUMBER)
+        return pt_run(t, len, c0.next, M_NUMBER, 2); /* 1 + 2 more */
     a = pos;
-    if (c0.cp == ' ' && c0.next < len && pt_at(t, len, c0.next).cls == PT_OTHER)
+    if (c0.cp == ' ' && c0.next < len && (pt_at(t, len, c0.next).bit & M_OTHER))
         a = c0.next;
-    if (pt_at(t, len, a).cls == PT_OTHER) {
-        a = pt_run(t, len, a, PT_OTHER, 0);
+    if (pt_at(t, len, a).bit & M_OTHER) {
+        a = pt_run(t, len, a, M_OTHER, 0);
         while (a < len && (t[a] == '\r' || t[a] == '\n'))
             a++;
         return a;
     }
     return pt_spaces(t, len, pos, 1);
+}
+
+/* o200k's two letter alternatives from s (the optional prefix character
+ * already skipped), with U = [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}] and
+ * W = [\p{Ll}\p{Lm}\p{Lo}\p{M}] (they share Lm, Lo and M):
+ *   alternative 1, U*W+:  U* takes the whole U-run s..u.  If the character
+ *     at u is in W, W+ takes the W-run from u.  Otherwise U* gives back
+ *     characters one at a time until W+ can start: at the last character j
+ *     of the run that is in W; W+ then ends right after j (what follows j
+ *     in the run is Lu/Lt, not W).  No such j: no match.
+ *   alternative 2, U+W*:  a non-empty U-run, then the W-run after it.
+ * Both may end with a contraction (?i:'s|'t|'re|'ve|'m|'ll|'d).
+ * Returns the end, or 0 when the alternative does not match at s. */
+static size_t pt_o200k_letters(const unsigned char *t, size_t len, size_t s,
+                               int alternative)
+{
+    size_t u = s, end = 0, c;
+    while (u < len) { /* the U-run, remembering the end of its last W char */
+        pt_char ch = pt_at(t, len, u);
+        if (!(ch.bit & M_O200K_UPPER))
+            break;
+        if (ch.bit & M_O200K_LOWER)
+            end = ch.next;
+        u = ch.next;
+    }
+    if (alternative == 2) {
+        if (u == s)
+            return 0;
+        end = pt_run(t, len, u, M_O200K_LOWER, 0);
+    } else if (u < len && (pt_at(t, len, u).bit & M_O200K_LOWER)) {
+        end = pt_run(t, len, u, M_O200K_LOWER, 0);
+    } else if (end == 0) {
+        return 0;
+    }
+    c = pt_contraction(t, len, end);
+    return c ? c : end;
+}
+
+/* o200k:  [^\r\n\p{L}\p{N}]?U*W+C? | [^\r\n\p{L}\p{N}]?U+W*C? | \p{N}{1,3} |
+ *         ?[^\s\p{L}\p{N}]+[\r\n/]* | \s*[\r\n]+ | \s+(?!\S) | \s+
+ * (U, W, C: see pt_o200k_letters).  The optional prefix is greedy, so each
+ * letter alternative is tried with it first, then without. */
+static size_t pt_o200k(const unsigned char *t, size_t len, size_t pos)
+{
+    pt_char c0 = pt_at(t, len, pos);
+    int prefix = !(c0.bit & (M_LETTER | M_NUMBER)) && c0.cp != '\r' && c0.cp != '\n'
+                 && c0.next < len;
+    size_t a;
+    int alt;
+    for (alt = 1; alt <= 2; alt++) {
+        if (prefix && (a = pt_o200k_letters(t, len, c0.next, alt)) != 0)
+            return a;
+        if ((a = pt_o200k_letters(t, len, pos, alt)) != 0)
+            return a;
+    }
+    if (c0.bit == M_NUMBER)
+        return pt_run(t, len, c0.next, M_NUMBER, 2); /* 1 + 2 more */
+    a = pos;
+    if (c0.cp == ' ' && c0.next < len && (pt_at(t, len, c0.next).bit & M_OTHER))
+        a = c0.next;
+    if (pt_at(t, len, a).bit & M_OTHER) {
+        a = pt_run(t, len, a, M_OTHER, 0);
+        while (a < len && (t[a] == '\r' || t[a] == '\n' || t[a] == '/'))
+            a++;
+        return a;
+    }
+    return pt_spaces(t, len, pos, 2);
 }
 
 size_t bpe_pretok_next(int pattern, const unsigned char *text, size_t len,
@@ -204,6 +283,8 @@ size_t bpe_pretok_next(int pattern, const unsigned char *text, size_t len,
         return pt_gpt2(text, len, pos);
     if (pattern == BPE_PRETOK_CL100K)
         return pt_cl100k(text, len, pos);
+    if (pattern == BPE_PRETOK_O200K)
+        return pt_o200k(text, len, pos);
     return 0;
 }
 

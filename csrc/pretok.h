@@ -1,10 +1,10 @@
 /*
- * pretok.h -- the gpt2 and cl100k pre-tokenizer patterns, hand-compiled.
+ * pretok.h -- the gpt2, cl100k and o200k pre-tokenizer patterns, hand-compiled.
  *
  * Python's `regex` module cuts text at about 5 MB/s, slower than the merging
  * itself; these scanners find exactly the same pieces as the published
- * patterns (pybpe/patterns.py: GPT2, CL100K) at C speed.  Any other pattern
- * (o200k included, for now) stays on the Python side.  Character classes
+ * patterns (pybpe/patterns.py: GPT2, CL100K, O200K) at C speed.  Any other
+ * pattern stays on the Python side.  Character classes
  * come from unicode_tables.inc, generated from the regex module itself.
  */
 #ifndef PYBPE_PRETOK_H
@@ -14,9 +14,10 @@
 
 #define BPE_PRETOK_GPT2 1   /* patterns.GPT2 (= GPT2_POSSESSIVE) */
 #define BPE_PRETOK_CL100K 2 /* patterns.CL100K */
+#define BPE_PRETOK_O200K 3  /* patterns.O200K */
 
 /* The end of the piece that starts at text[pos] (pos < len), in bytes: what
- * the pattern's leftmost match at pos ends at.  Both patterns match every
+ * the pattern's leftmost match at pos ends at.  All three patterns match every
  * non-empty text at every position, so pieces tile the text.  text must be
  * valid UTF-8 (a stray byte counts as one "other" character).
  * Example (gpt2): "Hello world" at 0 -> 5, at 5 -> 11.

@@ -66,12 +66,27 @@ int bpe_ranks_encode(const bpe_ranks *ranks, const unsigned char *text,
                      int lens_in_chars, uint32_t *out, size_t *n_out);
 
 /* The whole path in one call: cuts text[0..text_len) (valid UTF-8) with the
- * C pre-tokenizer `pattern` (BPE_PRETOK_GPT2 or BPE_PRETOK_CL100K, see
+ * C pre-tokenizer `pattern` (BPE_PRETOK_GPT2, _CL100K or _O200K, see
  * pretok.h) and encodes every piece, as bpe_ranks_encode would.
  * Example (gpt2 ranks): "hello world" -> 31373 995.
  * Returns BPE_EINVAL for an unknown pattern; otherwise as bpe_ranks_encode. */
 int bpe_ranks_encode_text(const bpe_ranks *ranks, int pattern,
                           const unsigned char *text, size_t text_len,
                           uint32_t *out, size_t *n_out);
+
+/* Many texts in one call (meant for batches, run without the GIL): the
+ * texts lie end to end in text[0..text_len), text i ending at text_ends[i]
+ * (non-decreasing, the last equal to text_len).  Each is cut with `pattern`
+ * and encoded on its own, exactly as bpe_ranks_encode_text would encode it
+ * alone: no piece crosses from one text into the next.  Writes the IDs of
+ * all texts, in order, to out (room for text_len entries) and the end of
+ * text i's IDs in out to out_ends[i].
+ * Example (gpt2 ranks): "hello" "world", text_ends {5, 10} -> out 31373
+ * 6894, out_ends {1, 2}.
+ * Returns as bpe_ranks_encode_text; BPE_EINVAL also for bad text_ends. */
+int bpe_ranks_encode_batch(const bpe_ranks *ranks, int pattern,
+                           const unsigned char *text, size_t text_len,
+                           const size_t *text_ends, size_t n_texts,
+                           uint32_t *out, size_t *out_ends);
 
 #endif /* PYBPE_RANKS_H */

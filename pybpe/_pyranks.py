@@ -21,6 +21,7 @@ HEAP_THRESHOLD = 100
 # Pre-tokenizers the C core has built in (csrc/pretok.h); same values there.
 PRESET_GPT2 = 1
 PRESET_CL100K = 2
+PRESET_O200K = 3
 
 # Distinct pieces remembered per table.  Text is Zipfian: on Shakespeare the
 # 10,000 most frequent pieces cover over 90% of them.  When full, the cache is
@@ -179,6 +180,11 @@ class RankTable:
         compiled regex).  `preset` names the C scanner pybpe._cranks uses for
         the same pattern; the pure-Python path always uses the regex."""
         return self.encode_pieces(pattern.findall(text))
+
+    def encode_texts(self, texts, preset, pattern):
+        """[encode_text(t, preset, pattern) for t in texts] (pybpe._cranks does
+        it in one C call)."""
+        return [self.encode_text(t, preset, pattern) for t in texts]
 
     def encode_pieces(self, pieces):
         """IDs of many pieces (str), concatenated; empty pieces give nothing."""

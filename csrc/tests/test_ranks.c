@@ -147,7 +147,7 @@ static void test_scanners(void)
         unsigned char bad[] = {0xF0, 0x9F, 0x20, 0xC3, 0x80, 0xFF, 0x80, 0xE2};
         size_t p;
         int mode;
-        for (mode = BPE_PRETOK_GPT2; mode <= BPE_PRETOK_CL100K; mode++)
+        for (mode = BPE_PRETOK_GPT2; mode <= BPE_PRETOK_O200K; mode++)
             for (p = 0; p < sizeof bad; p++) {
                 size_t e = bpe_pretok_next(mode, bad, sizeof bad - p, 0);
                 CHECK(e > 0 && e <= sizeof bad - p);
@@ -155,8 +155,65 @@ static void test_scanners(void)
     }
 }
 
+static void test_o200k_scanner(void)
+{
+    /* case changes split words; contractions ride on the word; CRLF run */
+    size_t ends[64], n;
+    const char *s = "HTTPServer isn't OK'd\r\n\r\n";
+    n = bpe_pretok_split(BPE_PRETOK_O200K, (const unsigned char *)s, strlen(s), ends);
+    CHECK(n == 4 && ends[0] == 10 && ends[1] == 16 && ends[2] == 21 && ends[3] == strlen(s));
+    s = "helloWorld";
+    n = bpe_pretok_split(BPE_PRETOK_O200K, (const unsigned char *)s, strlen(s), ends);
+    CHECK(n == 2 && ends[0] == 5);
+}
+
+/* Batches: each text encoded alone; the piece cache (pieces that are not one
+ * token, repeated) gives what merging gives. */
+static void test_batch_and_cache(void)
+{
+    bpe_ranks *t = toy_table(0, NULL, NULL, NULL, 0);
+    /* gpt2 scanner on toy bytes: pieces "abcabc", " aab", " aab", ... */
+    const char *text = "abcabc aab aab aabcc aab" "abcabc";
+    size_t text_ends[2] = {24, 30}, out_ends[2], n1 = 0, n2 = 0;
+    uint32_t out[64], alone[64];
+    CHECK(bpe_ranks_encode_batch(t, BPE_PRETOK_GPT2, (const unsigned char *)text, 30, text_ends, 2,
+                                 out, out_ends) == BPE_EINVAL); /* " " is not a toy token */
+    bpe_ranks_free(t);
+    {
+        static const char *toks[] = {"a", "b", "c", " ", "ab", "bc", "abc", "aa", " a"};
+        unsigned char bytes[64];
+        size_t offsets[10], pos = 0, k;
+        uint32_t ids[9];
+        int st;
+        for (k = 0; k < 9; k++) {
+            offsets[k] = pos;
+            memcpy(bytes + pos, toks[k], strlen(toks[k]));
+            pos += strlen(toks[k]);
+            ids[k] = (uint32_t)k;
+        }
+        offsets[9] = pos;
+        t = bpe_ranks_new(bytes, offsets, ids, 9, NULL, NULL, NULL, 0, BPE_RANKS_WHOLE_PIECE, &st);
+    }
+    CHECK(t != NULL);
+    CHECK(bpe_ranks_encode_batch(t, BPE_PRETOK_GPT2, (const unsigned char *)text, 30, text_ends, 2,
+                                 out, out_ends) == BPE_OK);
+    CHECK(bpe_ranks_encode_text(t, BPE_PRETOK_GPT2, (const unsigned char *)text, 24, alone, &n1) == BPE_OK);
+    CHECK(bpe_ranks_encode_text(t, BPE_PRETOK_GPT2, (const unsigned char *)text + 24, 6, alone + n1, &n2) == BPE_OK);
+    CHECK(out_ends[0] == n1 && out_ends[1] == n1 + n2);
+    CHECK(memcmp(out, alone, (n1 + n2) * sizeof *out) == 0);
+    /* " aab" -> " a" "ab" (8, 4) every time, from the cache after the first */
+    CHECK(n1 >= 6 && out[2] == 8 && out[3] == 4 && out[4] == 8 && out[5] == 4);
+    text_ends[0] = 31;
+    CHECK(bpe_ranks_encode_batch(t, BPE_PRETOK_GPT2, (const unsigned char *)text, 30, text_ends, 2,
+                                 out, out_ends) == BPE_EINVAL);
+    CHECK(bpe_ranks_encode_batch(t, BPE_PRETOK_GPT2, NULL, 0, NULL, 0, NULL, NULL) == BPE_OK);
+    bpe_ranks_free(t);
+}
+
 int main(void)
 {
+    test_o200k_scanner();
+    test_batch_and_cache();
     test_known_answers();
     test_merge_list();
     test_heap_matches_naive();

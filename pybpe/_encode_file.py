@@ -1,0 +1,160 @@
+"""Encoding.encode_file: a large text file -> a flat file of token IDs.
+
+Reads the file in chunks (binary, decoded incrementally, so "\\r\\n" stays as
+it is), cuts documents at the separator, cuts long documents only where the
+result cannot change (see SAFE_CUT), encodes each part with the encoding's
+fastest path and appends the IDs to a temporary file that is renamed into
+place at the end.  Memory stays a few chunks whatever the file's size.  Not
+here: sharding into several output files, shuffling, multiprocessing.
+"""
+import codecs
+import os
+import sys
+import tempfile
+import time
+from array import array
+
+import regex
+
+# Where a document may be cut without changing its encoding under the gpt2,
+# cl100k and o200k patterns: between an ASCII letter and " " + ASCII letter
+# (every pattern ends a letter run at the space and starts " x..." as a new
+# piece), or after a non-space + "\n" when an ASCII letter follows (the
+# newline is a piece of its own, or ends a punctuation piece, either way).
+# Searched from the end (regex's reverse mode) to find the last such place.
+SAFE_CUT = regex.compile(r"(?r)(?<=[A-Za-z])(?= [A-Za-z])|(?<=\S\n)(?=[A-Za-z])")
+
+# How often the progress line is redrawn, in seconds.
+_PROGRESS_EVERY = 0.25
+
+_DTYPES = {"uint16": ("H", 2, 65536), "uint32": ("I", 4, 2**32)}
+
+
+def _dtype_name(dtype, n_vocab):
+    """'uint16' or 'uint32' for a dtype argument (None: the smallest that fits).
+
+        >>> _dtype_name(None, 50257), _dtype_name(None, 100277), _dtype_name("uint32", 10)
+        ('uint16', 'uint32', 'uint32')
+    """
+    if dtype is None:
+        return "uint16" if n_vocab <= 65536 else "uint32"
+    name = str(getattr(dtype, "name", dtype))  # numpy dtypes and types have .name / str()
+    if name.startswith("<class 'numpy."):
+        name = name[len("<class 'numpy."):-2]
+    if name not in _DTYPES:
+        raise ValueError("dtype must be uint16 or uint32 (or None to choose), not %r" % (dtype,))
+    if n_vocab > _DTYPES[name][2]:
+        raise ValueError("dtype %s cannot hold IDs up to %d (n_vocab %d); use uint32" % (name, n_vocab - 1, n_vocab))
+    return name
+
+
+def _typecode(code, size):
+    # array typecodes are C types; pick the one of the right width here.
+    for c in (code, "I", "L", "H"):
+        if array(c).itemsize == size:
+            return c
+    raise RuntimeError("no array typecode of %d bytes" % size)
+
+
+def _parts(f, separator, chunk_size, progress):
+    """Yields (text, ends_document) from binary file f: whole documents, or
+    a document in pieces cut at SAFE_CUT (ends_document False for all but the
+    last piece).  `progress(bytes_read)` is called after each read."""
+    decoder = codecs.getincrementaldecoder("utf-8")("strict")
+    keep = len(separator) - 1 if separator else 0
+    buf = ""
+    bytes_read = 0
+    while True:
+        raw = f.read(chunk_size)
+        bytes_read += len(raw)
+        progress(bytes_read)
+        buf += decoder.decode(raw, final=not raw)
+        if separator:
+            start = 0
+            while True:
+                i = buf.find(separator, start)
+                if i < 0:
+                    break
+                yield buf[start:i], True
+                start = i + len(separator)
+            buf = buf[start:]
+        if not raw:
+            if buf or not separator:
+                yield buf, True
+            return
+        # Flush the current document up to its last safe cut, keeping a tail
+        # that might be the start of a separator.
+        limit = len(buf) - keep
+        if limit > chunk_size // 2:
+            match = SAFE_CUT.search(buf, 0, limit - 1)
+            if match and match.start() > 0:
+                yield buf[:match.start()], False
+                buf = buf[match.start():]
+
+
+class _Progress:
+    """A one-line progress bar on stderr: percent, MB read, MB/s."""
+
+    def __init__(self, total, enabled):
+        self.total, self.enabled = total, enabled
+        self.start = self.last = time.perf_counter()
+
+    def __call__(self, done, final=False):
+        now = time.perf_counter()
+        if not self.enabled or (not final and now - self.last < _PROGRESS_EVERY):
+            return
+        self.last = now
+        frac = done / self.total if self.total else 1.0
+        bar = "#" * int(30 * frac)
+        rate = done / max(now - self.start, 1e-9) / 1e6
+        sys.stderr.write("\rencode_file [%-30s] %5.1f%% %.1f/%.1f MB %.1f MB/s"
+                         % (bar, 100 * frac, done / 1e6, self.total / 1e6, rate))
+        if final:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+def encode_file(enc, path, out_path, *, document_separator=None, dtype=None, append_eot=True,
+                progress=False, chunk_size=1 << 22):
+    """See Encoding.encode_file."""
+    if document_separator is not None and (not isinstance(document_separator, str) or not document_separator):
+        raise ValueError("document_separator must be a non-empty str or None")
+    if not isinstance(chunk_size, int) or chunk_size < 1:
+        raise ValueError("chunk_size must be a positive int")
+    name = _dtype_name(dtype, enc.n_vocab)
+    code = _typecode(*_DTYPES[name][:2])
+    eot = enc.eot_token if append_eot else None
+    out_path = os.fspath(out_path)
+    bar = _Progress(os.path.getsize(path), progress)
+    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(out_path) + ".", suffix=".tmp",
+                               dir=os.path.dirname(os.path.abspath(out_path)))
+    written = 0
+    try:
+        with open(path, "rb") as f, os.fdopen(fd, "wb") as out:
+            for text, ends_document in _parts(f, document_separator, chunk_size, bar):
+                ids = _encode_array(enc, text)
+                if ends_document and eot is not None:
+                    ids.append(eot)
+                if ids.typecode != code:
+                    ids = array(code, ids)
+                ids.tofile(out)
+                written += len(ids)
+        bar(os.path.getsize(path), final=True)
+        os.replace(tmp, out_path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    return written
+
+
+def _encode_array(enc, text):
+    # The C backend writes IDs straight into an array (no Python int per ID).
+    from .encoding import _fix_surrogates
+
+    table = enc._table
+    if enc._preset is not None and hasattr(table, "encode_to_buffer"):
+        return table.encode_to_buffer(_fix_surrogates(text).encode("utf-8"), enc._preset)
+    return array(_typecode("I", 4), enc.encode_ordinary(text))

@@ -1,0 +1,252 @@
+"""The fast paths of issue 5 against their references: the o200k C scanner
+against the regex module, the batch entry point against one text at a time,
+the per-call piece cache (repeated pieces), and Encoding.encode_file against
+encoding whole documents (dtype choice, numpy.fromfile round trip, atomic
+write)."""
+import os
+
+import pytest
+import regex
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pybpe import _backend, patterns
+from pybpe.encoding import Encoding
+from pybpe.registry import get_encoding
+
+BACKENDS = _backend.available()
+NAMES = ["gpt2", "cl100k_base"]
+SHAKESPEARE = os.environ.get("PYBPE_SHAKESPEARE", os.path.join(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "..", "shared", "data", "shakespeare.txt"))
+
+
+def _cranks():
+    if "c" not in BACKENDS:
+        pytest.skip("the C backend is not built")
+    from pybpe import _cranks
+    return _cranks
+
+
+def _shakespeare():
+    if not os.path.exists(SHAKESPEARE):
+        pytest.skip("shakespeare.txt not found (set PYBPE_SHAKESPEARE)")
+    with open(SHAKESPEARE, encoding="utf-8") as f:
+        return f.read()
+
+
+# -- o200k: the C scanner cuts where the regex module does ---------------------------
+
+# Cases the letter rules, the contractions and the whitespace rules turn on:
+# case changes (Lu, Lt, Ll, Lm, Lo), combining marks (M is in both letter
+# sets but is not \p{L}), apostrophes in every case, "/" after punctuation,
+# CRLF runs at the end of the text.
+_O200K_TRICKY = [
+    "HelloWorld", "helloWorld", "HELLOworld", "HTTPServer", "ABC", "abc", "aBC", "ǅungla", "ǅ", "ᾈᾈa",
+    "ʰʰ", "ʰA", "Aʰ", "aʰA", "漢字Ab", "e\u0301", "E\u0301E", "\u0301a", "\u0301A", "\u0301", " \u0301",
+    "!\u0301", "x\u0301\u0301y", "don't", "DON'T", "I'm", "we'LL", "they'Re", "she's", "ſ'ſ", "it'ſ", "'s",
+    "A's", "AB'd", "Ab'Ve", "'", "''", "!!\n\n/", "a/b", "://", " !/\n/\r", "\r\n", "\r\n\r\n", "  \n ",
+    " \n", "\n ", "  ", "\t\t", "12345", "١٢٣٤", "x1", " 1", "$1,000.50", "\u00a0A", "\u3000a", "\x85",
+    "\U0001d400\U0001d41a", "ﬁ", "ǈǈ", "Ωmega", "ßig", "İstanbul", "\ufeff", "🙂a", " a", "\ta", "\na",
+]
+_chars = st.characters(exclude_categories=("Cs",))
+_o200k_text = st.lists(st.one_of(st.text(_chars, max_size=6), st.sampled_from(_O200K_TRICKY),
+                                 st.sampled_from(list(" \t\n\r/'sStTmMdDlLvVeErRſ0!.-aAǅʰ\u0301\u3000"))),
+                       max_size=16).map("".join)
+
+
+@settings(max_examples=2000, deadline=None, suppress_health_check=list(HealthCheck))
+@given(text=_o200k_text)
+def test_o200k_scanner_matches_regex(text):
+    cr = _cranks()
+    assert cr.split(text, cr.PRESET_O200K) == regex.findall(patterns.O200K, text)
+
+
+@pytest.mark.parametrize("text", _O200K_TRICKY + ["".join(_O200K_TRICKY)])
+def test_o200k_scanner_tricky(text):
+    cr = _cranks()
+    assert cr.split(text, cr.PRESET_O200K) == regex.findall(patterns.O200K, text)
+    for name, preset in (("GPT2", cr.PRESET_GPT2), ("CL100K", cr.PRESET_CL100K)):
+        assert cr.split(text, preset) == regex.findall(getattr(patterns, name), text)
+
+
+def test_o200k_scanner_examples():
+    cr = _cranks()
+    assert cr.split("HTTPServer isn't OK'd\r\n\r\n", cr.PRESET_O200K) == \
+        ["HTTPServer", " isn't", " OK'd", "\r\n\r\n"]
+    assert cr.split("helloWorld ABCdef", cr.PRESET_O200K) == ["hello", "World", " ABCdef"]
+
+
+def test_o200k_scanner_every_code_point():
+    # Each code point alone and between letters of both cases: the classes of
+    # unicode_tables.inc against the regex module, for every code point.
+    cr = _cranks()
+    chars = [chr(c) for c in range(0x110000) if not 0xD800 <= c < 0xE000]
+    for k in range(0, len(chars), 4096):
+        block = chars[k:k + 4096]
+        text = "".join(c + "aB " + c for c in block)
+        for pat, preset in ((patterns.O200K, cr.PRESET_O200K), (patterns.CL100K, cr.PRESET_CL100K),
+                            (patterns.GPT2, cr.PRESET_GPT2)):
+            assert cr.split(text, preset) == regex.findall(pat, text), hex(ord(block[0]))
+
+
+def test_o200k_shakespeare():
+    cr = _cranks()
+    text = _shakespeare()[:2_000_000]
+    assert cr.split(text, cr.PRESET_O200K) == regex.findall(patterns.O200K, text)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_o200k_encoding_uses_scanner_and_agrees(backend):
+    # No o200k rank file ships; cl100k's ranks with o200k's pattern exercise
+    # the same path, compared with the regex path (a pattern spelled so that
+    # the scanner does not recognise it).
+    base = get_encoding("cl100k_base", backend=backend)
+    fast = Encoding("o", pat_str=patterns.O200K, mergeable_ranks=base.mergeable_ranks, special_tokens={},
+                    backend=backend)
+    slow = Encoding("o", pat_str=patterns.O200K + "|(?!)", mergeable_ranks=base.mergeable_ranks,
+                    special_tokens={}, backend=backend)
+    assert fast._preset is not None and slow._preset is None
+    text = "".join(_O200K_TRICKY) * 3 + "HTTPServer don't"
+    assert fast.encode(text) == slow.encode(text)
+    tiktoken = pytest.importorskip("tiktoken")
+    tk = tiktoken.Encoding("o", pat_str=patterns.O200K, mergeable_ranks=base.mergeable_ranks, special_tokens={})
+    assert fast.encode(text) == tk.encode(text)
+
+
+# -- batches and the piece cache ------------------------------------------------------
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_batch_equals_one_by_one(name, backend):
+    enc = get_encoding(name, backend=backend)
+    texts = ["", "hello world", " ", "  \n", "x", "a" * 500, "\ud800 lone", "😀" * 30, "don't stop  "] * 7
+    expected = [enc.encode_ordinary(t) for t in texts]
+    for threads in (1, 2, 5):
+        assert enc.encode_ordinary_batch(texts, num_threads=threads) == expected
+        assert enc.encode_batch(texts, num_threads=threads) == expected
+    assert enc.encode_ordinary_batch([]) == []
+    with pytest.raises(TypeError, match=r"text\[1\]"):
+        enc.encode_ordinary_batch(["ok", b"bytes"])
+    with pytest.raises(ValueError, match="disallowed special"):
+        enc.encode_batch(["ok", "<|endoftext|>"])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_batch_of_shakespeare_documents(name):
+    text = _shakespeare()[:1_000_000]
+    docs = [text[i:i + 1000] for i in range(0, len(text), 1000)]
+    enc = get_encoding(name, backend=BACKENDS[0])
+    assert enc.encode_ordinary_batch(docs, num_threads=2) == [enc.encode_ordinary(d) for d in docs]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_piece_cache_with_repeated_multi_token_pieces(backend):
+    # Pieces that are not one token come back many times: the cache must
+    # give what merging gives, also when two different pieces share a slot.
+    enc = get_encoding("gpt2", backend=backend)
+    words = [" zxqv%d" % i for i in range(3000)] + [" qqqqqqq", " Antidisestablishmentarianism"]
+    text = "".join(words * 3)
+    expected = [i for w in words * 3 for i in enc.encode_ordinary(w)]
+    assert enc.encode_ordinary(text) == expected
+
+
+def test_c_batch_entry_point_validates():
+    cr = _cranks()
+    from pybpe._bpe_c import ffi, lib
+    enc = get_encoding("gpt2", backend="c")
+    out = ffi.new("uint32_t[]", 10)
+    out_ends = ffi.new("size_t[]", 2)
+    call = lambda ends: lib.bpe_ranks_encode_batch(enc._table._table, cr.PRESET_GPT2, b"helloworld", 10,
+                                                   ffi.new("size_t[]", ends), 2, out, out_ends)
+    assert call([5, 10]) == 0 and list(out_ends) == [1, 2] and list(out)[:2] == [31373, 6894]
+    assert call([6, 5]) != 0   # decreasing
+    assert call([5, 9]) != 0   # does not cover the text
+    assert call([5, 11]) != 0  # past the end
+
+
+# -- encode_file ----------------------------------------------------------------------
+
+def _expected(enc, text, sep, eot=True):
+    docs = [text] if sep is None else text.split(sep)
+    if sep is not None and docs and docs[-1] == "":
+        docs.pop()
+    out = []
+    for d in docs:
+        out += enc.encode_ordinary(d)
+        if eot:
+            out.append(enc.eot_token)
+    return out
+
+
+def _read(path, dtype):
+    from array import array
+    a = array({"uint16": "H", "uint32": "I"}[dtype])
+    with open(path, "rb") as f:
+        a.frombytes(f.read())
+    return a.tolist()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("sep", [None, "<|endoftext|>", "\n\n\n"])
+def test_encode_file_equals_whole_documents(tmp_path, backend, sep):
+    enc = get_encoding("gpt2", backend=backend)
+    docs = ["Hello world, it's me.\nSecond line  \n\nThird paragraph with  spaces and\r\nCRLF lines\r\n",
+            "", "ünïcödé  text\n" * 50, "words " * 400 + "\n", "HTTPServer x\n" * 300 + "end"]
+    text = (sep or "").join(docs)
+    src = tmp_path / "in.txt"
+    src.write_bytes(text.encode("utf-8"))
+    out = tmp_path / "out.bin"
+    # tiny chunks: many cuts, separators split across reads
+    for chunk in (7, 64, 1000, 1 << 20):
+        n = enc.encode_file(src, out, document_separator=sep, chunk_size=chunk)
+        expected = _expected(enc, text, sep)
+        assert n == len(expected)
+        assert _read(out, "uint16") == expected, chunk
+
+
+def test_encode_file_shakespeare_cl100k_uint32_numpy(tmp_path):
+    np = pytest.importorskip("numpy")
+    enc = get_encoding("cl100k_base", backend=BACKENDS[0])
+    text = _shakespeare()[:1_500_000]
+    src = tmp_path / "s.txt"
+    src.write_text(text, encoding="utf-8", newline="")
+    out = tmp_path / "s.bin"
+    n = enc.encode_file(src, out, chunk_size=100_000)
+    ids = np.fromfile(out, dtype=np.uint32)
+    assert n == len(ids)
+    assert ids.tolist() == enc.encode_ordinary(text) + [enc.eot_token]
+
+
+def test_encode_file_dtype(tmp_path):
+    np = pytest.importorskip("numpy")
+    src = tmp_path / "a.txt"
+    src.write_text("hello world", encoding="utf-8")
+    gpt2 = get_encoding("gpt2")
+    cl = get_encoding("cl100k_base")
+    for enc, dtype, expected in ((gpt2, None, np.uint16), (gpt2, "uint32", np.uint32),
+                                 (gpt2, np.uint32, np.uint32), (cl, None, np.uint32)):
+        out = tmp_path / "a.bin"
+        enc.encode_file(src, out, dtype=dtype)
+        assert os.path.getsize(out) == 3 * np.dtype(expected).itemsize
+        assert np.fromfile(out, dtype=expected).tolist() == enc.encode("hello world") + [enc.eot_token]
+    with pytest.raises(ValueError, match="uint32"):
+        cl.encode_file(src, tmp_path / "x.bin", dtype="uint16")
+    with pytest.raises(ValueError, match="dtype"):
+        gpt2.encode_file(src, tmp_path / "x.bin", dtype="float32")
+    gpt2.encode_file(src, tmp_path / "y.bin", append_eot=False)
+    assert np.fromfile(tmp_path / "y.bin", dtype=np.uint16).tolist() == [31373, 995]
+
+
+def test_encode_file_atomic_and_progress(tmp_path, capsys):
+    src = tmp_path / "a.txt"
+    src.write_bytes(b"fine text\n\xff\xfe not UTF-8")
+    out = tmp_path / "a.bin"
+    out.write_bytes(b"old")
+    with pytest.raises(UnicodeDecodeError):
+        get_encoding("gpt2").encode_file(src, out)
+    assert out.read_bytes() == b"old"
+    assert sorted(os.listdir(tmp_path)) == ["a.bin", "a.txt"]  # no temporary left
+    src.write_text("some text " * 1000, encoding="utf-8")
+    get_encoding("gpt2").encode_file(src, out, progress=True, chunk_size=100)
+    err = capsys.readouterr().err
+    assert "100.0%" in err and err.endswith("\n")
