@@ -1,0 +1,207 @@
+"""Encoding throughput of pybpe and its peers, as a Markdown table.
+
+    python3 tools/bench_encode_table.py [--rounds 5] [--mb 2] [--docs 1000]
+
+Rows: pybpe C, pybpe Python, tiktoken, Hugging Face tokenizers (a
+tokenizer.json exported from the same ranks by pybpe.formats.dump_hf_tokenizer),
+rs-bpe (cl100k only; skipped when not importable).  Columns: gpt2 and
+cl100k_base on three corpora, single thread (encode_ordinary of the whole
+corpus) and 2 threads (encode_ordinary_batch of the corpus cut into --docs
+documents; peers' own batch calls).  Every implementation's IDs are checked
+equal to pybpe C's before it is timed; a cell is MB/s of UTF-8 input, the
+median of --rounds runs, all in one process.
+
+Corpora (built deterministically from files every machine has):
+  prose        shared/data/shakespeare.txt (PYBPE_SHAKESPEARE overrides)
+  python       the .py files of this Python's standard library, sorted by path
+  multilingual CPython's Lib/test/cjkencodings/*-utf8.txt (Chinese, Japanese,
+               Korean) plus every line of the stdlib's .py files that is
+               mostly non-ASCII (Greek, Cyrillic, Arabic, Hebrew, Devanagari,
+               CJK, emoji ... from tests and docstrings), repeated to size
+Each is cut to --mb megabytes (at a character boundary).
+
+The 2-thread ratio means little on a busy machine: the table ends with a
+control (hashlib.sha256 on 2 threads, which releases the GIL) giving the
+speed-up the machine itself allowed at that moment.
+"""
+import argparse
+import glob
+import hashlib
+import os
+import statistics
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, HERE)
+
+from pybpe.registry import get_encoding  # noqa: E402
+
+NAMES = ["gpt2", "cl100k_base"]
+
+
+def _stdlib():
+    import sysconfig
+    return sysconfig.get_paths()["stdlib"]
+
+
+def corpus_prose():
+    path = os.environ.get("PYBPE_SHAKESPEARE", os.path.join(HERE, "..", "shared", "data", "shakespeare.txt"))
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def corpus_python(limit):
+    parts, size = [], 0
+    for path in sorted(glob.glob(os.path.join(_stdlib(), "**", "*.py"), recursive=True)):
+        if "site-packages" in path:
+            continue
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except (UnicodeDecodeError, OSError):
+            continue
+        parts.append(text)
+        size += len(text)
+        if size > limit:
+            break
+    return "".join(parts)
+
+
+def corpus_multilingual(limit):
+    parts = []
+    for path in sorted(glob.glob(os.path.join(_stdlib(), "test", "cjkencodings", "*-utf8.txt"))):
+        with open(path, encoding="utf-8", errors="replace") as f:
+            parts.append(f.read())
+    for path in sorted(glob.glob(os.path.join(_stdlib(), "**", "*.py"), recursive=True)):
+        if "site-packages" in path:
+            continue
+        try:
+            with open(path, encoding="utf-8") as f:
+                for line in f:
+                    if len(line) > 8 and sum(ord(c) > 127 for c in line) > len(line) // 2:
+                        parts.append(line)
+        except (UnicodeDecodeError, OSError):
+            continue
+    base = "".join(parts)
+    if not base:
+        raise SystemExit("no multilingual text found in this Python's standard library")
+    return (base * (limit // len(base) + 1))
+
+
+def _cut(text, mb):
+    return text[:int(mb * 1e6)]
+
+
+def _docs(text, n):
+    step = max(1, len(text) // n)
+    return [text[i:i + step] for i in range(0, len(text), step)]
+
+
+def _median_seconds(fn, rounds):
+    times = []
+    for _ in range(rounds):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def _peers(name, enc, tmp):
+    """{label: (single(text) -> ids, batch(docs) -> list of ids)} for installed peers."""
+    out = {}
+    c = get_encoding(name, backend="c")
+    py = get_encoding(name, backend="python")
+    out["pybpe C"] = (c.encode_ordinary, lambda d: c.encode_ordinary_batch(d, num_threads=2))
+    out["pybpe Python"] = (py.encode_ordinary, lambda d: py.encode_ordinary_batch(d, num_threads=2))
+    try:
+        import tiktoken
+        tk = tiktoken.Encoding(name, pat_str=enc.pat_str, mergeable_ranks=enc.mergeable_ranks,
+                               special_tokens=enc.special_tokens)
+        out["tiktoken"] = (tk.encode_ordinary, lambda d: tk.encode_ordinary_batch(d, num_threads=2))
+    except ImportError:
+        pass
+    try:
+        import tokenizers
+        from pybpe.formats import dump_hf_tokenizer
+        path = os.path.join(tmp, name + ".json")
+        dump_hf_tokenizer(enc, path)
+        hf = tokenizers.Tokenizer.from_file(path)
+        os.environ.setdefault("RAYON_NUM_THREADS", "2")
+        out["HF tokenizers"] = (lambda t: hf.encode(t, add_special_tokens=False).ids,
+                                lambda d: [e.ids for e in hf.encode_batch(d, add_special_tokens=False)])
+    except ImportError:
+        pass
+    if name == "cl100k_base":
+        try:
+            from rs_bpe.bpe import openai
+            rs = openai.cl100k_base()
+            options = openai.ParallelOptions(1, 64, 2)  # min_batch_size, chunk_size, max_threads
+            out["rs-bpe"] = (lambda t: list(rs.encode(t)), lambda d: [list(ids) for ids in rs.encode_batch_parallel(d, options)[0]])
+        except Exception:  # not installed, or an API this script does not know
+            pass
+    return out
+
+
+def _control(rounds):
+    data = b"x" * 50_000_000
+
+    def run(n):
+        threads = [threading.Thread(target=lambda: hashlib.sha256(data).digest()) for _ in range(n)]
+        [t.start() for t in threads]
+        [t.join() for t in threads]
+    one = _median_seconds(lambda: run(1), rounds)
+    two = _median_seconds(lambda: run(2), rounds)
+    return 2 * one / two
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--mb", type=float, default=2.0, help="megabytes of each corpus")
+    ap.add_argument("--docs", type=int, default=1000, help="documents for the 2-thread batch")
+    args = ap.parse_args()
+    limit = int(args.mb * 1e6)
+    corpora = {"prose": _cut(corpus_prose(), args.mb), "python": _cut(corpus_python(limit), args.mb),
+               "multilingual": _cut(corpus_multilingual(limit), args.mb)}
+    cols, rows = [], {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in NAMES:
+            enc = get_encoding(name, backend="c")
+            peers = _peers(name, enc, tmp)
+            for cname, text in corpora.items():
+                nbytes = len(text.encode("utf-8"))
+                docs = _docs(text, args.docs)
+                ref = enc.encode_ordinary(text)
+                ref_docs = enc.encode_ordinary_batch(docs, num_threads=1)
+                for threads in (1, 2):
+                    col = "%s %s %dT" % (name.replace("_base", ""), cname, threads)
+                    cols.append(col)
+                    for label, (single, batch) in peers.items():
+                        if threads == 1:
+                            ok = single(text) == ref
+                            fn = (lambda s=single: s(text))
+                        else:
+                            ok = batch(docs) == ref_docs
+                            fn = (lambda b=batch: b(docs))
+                        if not ok:
+                            rows.setdefault(label, {})[col] = "differs"
+                            continue
+                        secs = _median_seconds(fn, args.rounds)
+                        rows.setdefault(label, {})[col] = "%.1f" % (nbytes / secs / 1e6)
+                    print("done:", col, file=sys.stderr)
+    control = _control(args.rounds)
+    print("| implementation | " + " | ".join(cols) + " |")
+    print("|---|" + "---:|" * len(cols))
+    for label, cells in rows.items():
+        print("| %s | %s |" % (label, " | ".join(cells.get(c, "-") for c in cols)))
+    print()
+    print("MB/s of UTF-8 input, median of %d; corpora %.1f MB each; 2T = batch of %d documents on 2 threads."
+          % (args.rounds, args.mb, args.docs))
+    print("Machine control: hashlib.sha256 on 2 threads ran %.2fx one thread's throughput." % control)
+
+
+if __name__ == "__main__":
+    main()
