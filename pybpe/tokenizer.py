@@ -8,6 +8,7 @@ word and a symbol are is decided by the flavour (pybpe/flavours.py); the
 algorithm itself lives in the backends (docs/backends.md).  File formats for
 other tools (tiktoken, GPT-2, Hugging Face) are in pybpe/formats.py.
 """
+import io
 import json
 import os
 import sys
@@ -173,7 +174,9 @@ class BPETokenizer(Tokenizer):
             texts = (piece for text in texts for piece in special_re.split(text))
         if flavour.pattern is None and flavour.pretokenizer == WHITESPACE:
             lower = flavour.lowercase
-            for batch in _text_batches(texts):
+            batches = (_file_batches(corpus) if isinstance(corpus, io.TextIOBase) and not special_re
+                       else _text_batches(texts))
+            for batch in batches:
                 counter.add_text(batch.lower() if lower else batch)
         else:
             if not special_re:
@@ -575,6 +578,28 @@ def _text_batches(texts):
             pending, size = [], 0
     if pending:
         yield "\n".join(pending)
+
+
+def _file_batches(f):
+    """Read a text file in _BATCH_CHARS pieces, each cut just after its last
+    "\n" (whitespace, so no word is cut; the rest opens the next piece).
+    Counting these pieces counts what iterating the file's lines counts, with
+    no per-line Python work."""
+    carry = ""
+    while True:
+        piece = f.read(_BATCH_CHARS)
+        if not isinstance(piece, str):
+            raise TypeError("corpus file must be opened in text mode, not %s" % type(piece).__name__)
+        if not piece:
+            break
+        cut = piece.rfind("\n") + 1
+        if cut == 0:  # one long line: keep reading
+            carry += piece
+            continue
+        yield carry + piece[:cut]
+        carry = piece[cut:]
+    if carry:
+        yield carry
 
 
 def _check_id(value, index=None):

@@ -146,6 +146,22 @@ def test_batches_do_not_move_word_boundaries(monkeypatch, backend):
     assert tok.count_words(many) == whole == split_count(many)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("batch", [1, 7, 64, 1 << 20])
+def test_file_read_in_pieces(tmp_path, monkeypatch, backend, batch):
+    from pybpe import tokenizer
+
+    text = "".join(LINES) + "a" * 200 + " " + "no newline at the end"
+    path = tmp_path / "corpus.txt"
+    path.write_text(text, encoding="utf-8", errors="surrogatepass")
+    monkeypatch.setattr(tokenizer, "_BATCH_CHARS", batch)
+    tok = pybpe.BPETokenizer(backend=backend)
+    with open(path, encoding="utf-8", errors="surrogatepass") as f:
+        assert tok.count_words(f) == split_count([text])
+    with open(path, "rb") as f, pytest.raises(TypeError, match=r"corpus\[0\] must be str"):
+        tok.count_words(f)
+
+
 @pytest.mark.parametrize("options", [{}, {"pretokenizer": r" ?\w+|[^\w\s]", "end_of_word": None},
                                      {"byte_level": True}])
 def test_partial_counts_merge_in_partition_order(options):
