@@ -25,3 +25,9 @@ def shakespeare_text():
         pytest.skip("shared corpus %s is absent" % path)
     with open(path, encoding="utf-8") as f:
         return f.read()
+
+
+def pytest_configure(config):
+    # Registered here as well as in pyproject.toml: CI also runs a copy of the
+    # tests outside the source tree, where pyproject.toml is not read.
+    config.addinivalue_line("markers", "slow: long tests on the full corpus or timing growth")

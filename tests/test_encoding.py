@@ -18,13 +18,14 @@ import regex
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import pybpe
 from pybpe import _backend, _pyranks, patterns
 from pybpe.encoding import Encoding
 from pybpe.formats import load_tiktoken_bpe
 from pybpe.registry import get_encoding, list_encoding_names
 
 BACKENDS = _backend.available()
-DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "pybpe", "data")
+DATA = os.path.join(os.path.dirname(os.path.abspath(pybpe.__file__)), "data")  # the installed package's rank files
 SHAKESPEARE = os.environ.get("PYBPE_SHAKESPEARE",
                              os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data", "shakespeare.txt"))
 NAMES = ["gpt2", "cl100k_base"]

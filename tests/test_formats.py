@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import pybpe
 from pybpe import _backend, patterns
 from pybpe.encoding import Encoding
 from pybpe.errors import FormatError
@@ -49,13 +50,13 @@ def test_tiktoken_round_trip(tmp_path):
     path = tmp_path / "copy.tiktoken"
     dump_tiktoken_bpe(ranks, path)
     assert load_tiktoken_bpe(path) == ranks
-    with open(os.path.join(os.path.dirname(__file__), "..", "pybpe", "data", "gpt2.tiktoken"), "rb") as f:
+    with open(os.path.join(os.path.dirname(pybpe.__file__), "data", "gpt2.tiktoken"), "rb") as f:
         assert path.read_bytes() == f.read()  # byte for byte the published file
 
 
 def test_tiktoken_loader_matches_tiktoken():
     load = pytest.importorskip("tiktoken.load")
-    path = os.path.join(os.path.dirname(__file__), "..", "pybpe", "data", "cl100k_base.tiktoken")
+    path = os.path.join(os.path.dirname(pybpe.__file__), "data", "cl100k_base.tiktoken")
     with open(path, "rb") as f:
         contents = f.read()
     # tiktoken's parser, fed the bytes directly (its file loader would cache)
