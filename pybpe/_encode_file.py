@@ -10,11 +10,12 @@ here: sharding into several output files, shuffling, multiprocessing.
 import codecs
 import os
 import sys
-import tempfile
 import time
 from array import array
 
 import regex
+
+from ._atomic import atomic_output
 
 # Where a document may be cut without changing its encoding under the gpt2,
 # cl100k and o200k patterns: between an ASCII letter and " " + ASCII letter
@@ -126,27 +127,17 @@ def encode_file(enc, path, out_path, *, document_separator=None, dtype=None, app
     eot = enc.eot_token if append_eot else None
     out_path = os.fspath(out_path)
     bar = _Progress(os.path.getsize(path), progress)
-    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(out_path) + ".", suffix=".tmp",
-                               dir=os.path.dirname(os.path.abspath(out_path)))
     written = 0
-    try:
-        with open(path, "rb") as f, os.fdopen(fd, "wb") as out:
-            for text, ends_document in _parts(f, document_separator, chunk_size, bar):
-                ids = _encode_array(enc, text)
-                if ends_document and eot is not None:
-                    ids.append(eot)
-                if ids.typecode != code:
-                    ids = array(code, ids)
-                ids.tofile(out)
-                written += len(ids)
+    with atomic_output(out_path) as out, open(path, "rb") as f:
+        for text, ends_document in _parts(f, document_separator, chunk_size, bar):
+            ids = _encode_array(enc, text)
+            if ends_document and eot is not None:
+                ids.append(eot)
+            if ids.typecode != code:
+                ids = array(code, ids)
+            ids.tofile(out)
+            written += len(ids)
         bar(os.path.getsize(path), final=True)
-        os.replace(tmp, out_path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
     return written
 
 

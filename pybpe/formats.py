@@ -16,33 +16,13 @@ import base64
 import binascii
 import json
 import os
-import tempfile
 
 from . import patterns
 from ._pyranks import byte_pair_merge
+from ._atomic import atomic_write
 from .errors import FormatError
 
 _MAX_ID = 2**32 - 2  # IDs are uint32 in C; 2**32 - 1 means "no symbol"
-
-
-def _atomic_write(path, data):
-    """Write bytes to `path` via a temporary file in the same directory and
-    os.replace, so readers see the old file or the new one, never half."""
-    path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".%s." % os.path.basename(path), suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def _read_bytes(path):
@@ -111,7 +91,7 @@ def dump_tiktoken_bpe(ranks, path):
         if not isinstance(token, bytes) or not isinstance(rank, int):
             raise TypeError("ranks must map bytes to int; got %r: %r" % (token, rank))
         lines.append(b"%s %d\n" % (base64.b64encode(token), rank))
-    _atomic_write(path, b"".join(lines))
+    atomic_write(path, b"".join(lines))
 
 
 # -- GPT-2's byte-to-unicode alphabet ----------------------------------------------
@@ -302,8 +282,8 @@ def dump_gpt2_bpe(enc, vocab_path, merges_path):
     lines = ["#version: 0.2"]
     for left, right in _encoding_merges(enc):
         lines.append("%s %s" % (token_to_unicode(decoder[left]), token_to_unicode(decoder[right])))
-    _atomic_write(vocab_path, json.dumps(vocab, ensure_ascii=False).encode("utf-8"))
-    _atomic_write(merges_path, ("\n".join(lines) + "\n").encode("utf-8"))
+    atomic_write(vocab_path, json.dumps(vocab, ensure_ascii=False).encode("utf-8"))
+    atomic_write(merges_path, ("\n".join(lines) + "\n").encode("utf-8"))
 
 
 # -- Hugging Face tokenizer.json ------------------------------------------------------
@@ -441,4 +421,4 @@ def dump_hf_tokenizer(enc, path):
                   "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False,
                   "ignore_merges": bool(enc._lookup_whole_piece), "vocab": vocab, "merges": merges},
     }
-    _atomic_write(path, json.dumps(doc, ensure_ascii=False, indent=1).encode("utf-8"))
+    atomic_write(path, json.dumps(doc, ensure_ascii=False, indent=1).encode("utf-8"))

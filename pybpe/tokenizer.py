@@ -10,9 +10,7 @@ other tools (tiktoken, GPT-2, Hugging Face) are in pybpe/formats.py.
 """
 import io
 import json
-import os
 import sys
-import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from itertools import islice
@@ -20,6 +18,7 @@ from itertools import islice
 import regex
 
 from . import _backend
+from ._atomic import atomic_write
 from .errors import FormatError
 from .flavours import _DEFAULT, UNK, WHITESPACE, Flavour
 
@@ -406,7 +405,7 @@ class BPETokenizer(Tokenizer):
             "merges": [[a, b] for a, b, _ in self._merge_ids],
             "merge_counts": list(self._merge_counts),
         }
-        atomic_write_text(path, _dump_json(document))
+        atomic_write(path, _dump_json(document).encode("utf-8"))
 
     @classmethod
     def load(cls, path, *, backend=None):
@@ -511,25 +510,6 @@ def _dump_json(document):
         else:
             fields.append("%s: %s" % (json.dumps(key), json.dumps(value, ensure_ascii=True)))
     return "{\n" + ",\n".join(fields) + "\n}\n"
-
-
-def atomic_write_text(path, text):
-    """Write text to path via a temp file in the same folder and a rename,
-    so a crash mid-write leaves the old file whole."""
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".part", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 # -- argument checks (one place, clear messages) -------------------------------------
