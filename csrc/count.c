@@ -342,6 +342,23 @@ static const unsigned char *word_end(const unsigned char *p,
     return p;
 }
 
+/* str.split()'s step: skips the whitespace at *pp, then takes the word
+ * there.  Sets *start to it, moves *pp past it and returns its length (> 0);
+ * returns 0 (and *pp == end) when only whitespace was left.  Shared by
+ * bpe_counter_add_text and bpe_encode_text, so both cut the same words. */
+static size_t next_word(const unsigned char **pp, const unsigned char *end,
+                        const unsigned char **start)
+{
+    const unsigned char *p = *pp;
+    size_t k;
+
+    while (p < end && (k = space_at(p)) != 0)
+        p += k;
+    *start = p;
+    *pp = p == end ? end : word_end(p, end);
+    return (size_t)(*pp - p);
+}
+
 /* The split loop: skip whitespace, take the run of other characters.
  * Words go through in batches of COUNT_BATCH: the first pass finds them,
  * hashes them and prefetches their slots, the second prefetches the entries
@@ -352,7 +369,7 @@ int bpe_counter_add_text(bpe_counter *counter, const char *text, size_t len)
 {
     const unsigned char *p = (const unsigned char *)text, *end = p + len;
     const unsigned char *start[COUNT_BATCH];
-    size_t wlen[COUNT_BATCH], nchars, k, i, n;
+    size_t wlen[COUNT_BATCH], nchars, i, n;
     uint64_t hash[COUNT_BATCH], head[COUNT_BATCH];
     int status;
 
@@ -364,13 +381,8 @@ int bpe_counter_add_text(bpe_counter *counter, const char *text, size_t len)
         return BPE_EINVAL;
     while (p < end) {
         for (n = 0; n < COUNT_BATCH; n++) {
-            while (p < end && (k = space_at(p)) != 0)
-                p += k;
-            if (p == end)
+            if ((wlen[n] = next_word(&p, end, &start[n])) == 0)
                 break;
-            start[n] = p;
-            p = word_end(p, end);
-            wlen[n] = (size_t)(p - start[n]);
             head[n] = head_of(start[n], wlen[n], (size_t)(end - start[n]));
             hash[n] = hash_word(start[n], wlen[n], head[n]);
             PREFETCH(&counter->slots[(size_t)hash[n] & counter->mask]);
@@ -586,6 +598,31 @@ static void init_units(units_ctx *u, int units)
     }
 }
 
+/* Allocates u's memory (check with units_ready; units_close either way). */
+static void units_open(units_ctx *u, const bpe_symtab *symtab,
+                       const char *marker, size_t marker_len)
+{
+    memset(u, 0, sizeof *u);
+    u->symtab = symtab;
+    u->marker = marker;
+    u->marker_len = marker_len;
+    u->buf = malloc(4 + marker_len);
+    u->cache_cp = malloc(CHAR_CACHE * sizeof *u->cache_cp);
+    u->cache_id = malloc(CHAR_CACHE * sizeof *u->cache_id);
+}
+
+static int units_ready(const units_ctx *u)
+{
+    return u->buf != NULL && u->cache_cp != NULL && u->cache_id != NULL;
+}
+
+static void units_close(units_ctx *u)
+{
+    free(u->buf);
+    free(u->cache_cp);
+    free(u->cache_id);
+}
+
 int bpe_counter_word_table(const bpe_counter *counter,
                            const bpe_symtab *symtab, int units,
                            const char *marker, size_t marker_len,
@@ -607,19 +644,12 @@ int bpe_counter_word_table(const bpe_counter *counter,
     if (marker_len > SIZE_MAX - 4 || counter->n > SIZE_MAX / 2 - 1 ||
         counter->arena_len > SIZE_MAX / sizeof *syms - counter->n - 1)
         return BPE_ETOOBIG;
-    memset(&u, 0, sizeof u);
-    u.symtab = symtab;
-    u.marker = marker;
-    u.marker_len = marker_len;
-    u.buf = malloc(4 + marker_len);
-    u.cache_cp = malloc(CHAR_CACHE * sizeof *u.cache_cp);
-    u.cache_id = malloc(CHAR_CACHE * sizeof *u.cache_id);
+    units_open(&u, symtab, marker, marker_len);
     /* A word has at most one symbol per byte, plus the SYMBOL marker. */
     syms = malloc((counter->arena_len + counter->n + 1) * sizeof *syms);
     offsets = malloc((counter->n + 1) * sizeof *offsets);
     freqs = malloc((counter->n + 1) * sizeof *freqs);
-    if (u.buf == NULL || u.cache_cp == NULL || u.cache_id == NULL ||
-        syms == NULL || offsets == NULL || freqs == NULL)
+    if (!units_ready(&u) || syms == NULL || offsets == NULL || freqs == NULL)
         goto cleanup;
     init_units(&u, units);
     if (units == BPE_UNITS_SYMBOL)
@@ -636,11 +666,193 @@ int bpe_counter_word_table(const bpe_counter *counter,
     offsets[counter->n] = total;
     status = bpe_words_add_many(words, syms, offsets, freqs, counter->n);
 cleanup:
-    free(u.buf);
-    free(u.cache_cp);
-    free(u.cache_id);
+    units_close(&u);
     free(syms);
     free(offsets);
     free(freqs);
+    return status;
+}
+
+/* ---- encoding text: split, initial symbols, merges, in one pass ----------- */
+
+/* A distinct word of one bpe_encode_text call: its bytes (in the caller's
+ * text) and where its IDs were first written in the output. */
+typedef struct {
+    uint64_t hash, head;
+    const unsigned char *w;
+    size_t len, off, n;
+} seen_word;
+
+/* The per-call word cache: open addressing over `words`, load <= 1/2. */
+typedef struct {
+    seen_word *words;
+    size_t n, cap;
+    uint32_t *slots;  /* index into words, or BPE__NONE */
+    size_t mask;
+} word_cache;
+
+static int cache_grow(word_cache *c)
+{
+    size_t nslots = (c->mask + 1) * 2, i;
+    uint32_t *slots;
+
+    if (nslots > SIZE_MAX / sizeof *slots)
+        return BPE_ETOOBIG;
+    if ((slots = malloc(nslots * sizeof *slots)) == NULL)
+        return BPE_ENOMEM;
+    memset(slots, 0xff, nslots * sizeof *slots);
+    for (i = 0; i < c->n; i++) {
+        size_t s = (size_t)c->words[i].hash & (nslots - 1);
+        while (slots[s] != BPE__NONE)
+            s = (s + 1) & (nslots - 1);
+        slots[s] = (uint32_t)i;
+    }
+    free(c->slots);
+    c->slots = slots;
+    c->mask = nslots - 1;
+    return BPE_OK;
+}
+
+/* The cached word equal to w[0..len), or NULL; *slot_out is where it is or
+ * where it would go. */
+static const seen_word *cache_find(const word_cache *c, const unsigned char *w,
+                                   size_t len, uint64_t h, uint64_t head,
+                                   size_t *slot_out)
+{
+    size_t s = (size_t)h & c->mask;
+
+    for (;; s = (s + 1) & c->mask) {
+        uint32_t id = c->slots[s];
+        const seen_word *e;
+        if (id == BPE__NONE)
+            break;
+        e = &c->words[id];
+        if (e->hash == h && e->head == head && e->len == len &&
+            (len <= 8 || memcmp(e->w + 8, w + 8, len - 8) == 0))
+            return e;
+    }
+    *slot_out = s;
+    return NULL;
+}
+
+/* Records a word (known absent, its slot found by cache_find).  When the
+ * cache is full it is simply not recorded: the cache is only a shortcut. */
+static int cache_add(word_cache *c, size_t slot, const seen_word *e)
+{
+    int status;
+
+    if (c->n >= (size_t)BPE__NONE - 1)
+        return BPE_OK;
+    if ((status = bpe__reserve((void **)&c->words, &c->cap, c->n + 1,
+                               sizeof *c->words)) != BPE_OK)
+        return status;
+    if ((c->n + 1) * 2 > c->mask + 1) {
+        if ((status = cache_grow(c)) != BPE_OK)
+            return status;
+        slot = (size_t)e->hash & c->mask;  /* re-probe in the new table */
+        while (c->slots[slot] != BPE__NONE)
+            slot = (slot + 1) & c->mask;
+    }
+    c->words[c->n] = *e;
+    c->slots[slot] = (uint32_t)c->n++;
+    return BPE_OK;
+}
+
+int bpe_encode_text(const bpe_merger *merger, const bpe_symtab *symtab,
+                    int units, const char *marker, size_t marker_len,
+                    uint32_t unk, int split, const char *text, size_t len,
+                    uint32_t *out, size_t out_cap, size_t *n_out)
+{
+    const unsigned char *p = (const unsigned char *)text, *end = p + len;
+    units_ctx u;
+    word_cache cache;
+    bpe__applier *applier = NULL;
+    uint32_t marker_id = BPE_NO_SYMBOL;
+    size_t pos = 0, nchars;
+    int status = BPE_ENOMEM;
+
+    if (merger == NULL || symtab == NULL || n_out == NULL ||
+        (text == NULL && len != 0) || (out == NULL && out_cap != 0) ||
+        units < BPE_UNITS_BYTES || units > BPE_UNITS_SYMBOL)
+        return BPE_EINVAL;
+    *n_out = 0;
+    if (units == BPE_UNITS_BYTES || units == BPE_UNITS_CHARS)
+        marker_len = 0;
+    else if (marker == NULL || marker_len == 0)
+        return BPE_EINVAL;
+    if (marker_len > SIZE_MAX - 4)
+        return BPE_ETOOBIG;
+    if (len == 0)
+        return BPE_OK;
+    if (!validate(p, len, &nchars))
+        return BPE_EINVAL;
+    memset(&cache, 0, sizeof cache);
+    units_open(&u, symtab, marker, marker_len);
+    cache.slots = malloc(INITIAL_SLOTS * sizeof *cache.slots);
+    applier = bpe__applier_new();
+    if (!units_ready(&u) || cache.slots == NULL || applier == NULL)
+        goto cleanup;
+    memset(cache.slots, 0xff, INITIAL_SLOTS * sizeof *cache.slots);
+    cache.mask = INITIAL_SLOTS - 1;
+    init_units(&u, units);
+    if (units == BPE_UNITS_SYMBOL)
+        marker_id = bpe_symtab_lookup(symtab, marker, marker_len);
+    status = BPE_OK;
+    while (p < end) {
+        const unsigned char *w;
+        size_t wlen, need, n, k, slot = 0;
+        const seen_word *hit;
+        seen_word e;
+        if (split) {
+            if ((wlen = next_word(&p, end, &w)) == 0)
+                break;
+        } else {  /* the whole text is one word */
+            w = p;
+            wlen = len;
+            p = end;
+        }
+        e.head = head_of(w, wlen, (size_t)(end - w));
+        e.hash = hash_word(w, wlen, e.head);
+        if ((hit = cache_find(&cache, w, wlen, e.hash, e.head, &slot)) != NULL) {
+            if (hit->n > out_cap - pos) {
+                status = BPE_EINVAL;
+                break;
+            }
+            memcpy(out + pos, out + hit->off, hit->n * sizeof *out);
+            pos += hit->n;
+            continue;
+        }
+        /* room for the initial symbols: one per unit, plus the marker */
+        need = units == BPE_UNITS_SYMBOL;
+        if (units == BPE_UNITS_BYTES)
+            need = wlen;
+        else
+            for (k = 0; k < wlen; k++)
+                need += !is_cont(w[k]);
+        if (need > out_cap - pos) {
+            status = BPE_EINVAL;
+            break;
+        }
+        n = word_units(&u, units, marker_id, w, wlen, out + pos);
+        if ((status = bpe__applier_run(applier, merger, out + pos, &n)) != BPE_OK)
+            break;
+        for (k = 0; k < n; k++)
+            if (out[pos + k] == BPE_NO_SYMBOL)
+                out[pos + k] = unk;
+        e.w = w;
+        e.len = wlen;
+        e.off = pos;
+        e.n = n;
+        pos += n;
+        if ((status = cache_add(&cache, slot, &e)) != BPE_OK)
+            break;
+    }
+cleanup:
+    units_close(&u);
+    free(cache.words);
+    free(cache.slots);
+    bpe__applier_free(applier);
+    if (status == BPE_OK)
+        *n_out = pos;
     return status;
 }

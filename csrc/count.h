@@ -88,4 +88,24 @@ int bpe_counter_word_table(const bpe_counter *counter,
                            const char *marker, size_t marker_len,
                            bpe_words *words);
 
+/* Encodes text[0..len) (surrogate-tolerant UTF-8, else BPE_EINVAL) in one
+ * pass: cuts it into words -- exactly where str.split() does when `split`
+ * is nonzero, else the whole (non-empty) text is one word -- turns each word
+ * into its initial symbols as bpe_counter_word_table does (`units`,
+ * `marker`; a symbol absent from `symtab` is BPE_NO_SYMBOL), applies the
+ * merger's merges to it (bpe_apply_merges), replaces every BPE_NO_SYMBOL
+ * left by `unk`, and writes the IDs of all words, in order, to
+ * out[0..*n_out).  Repeated words are encoded once per call (a per-call
+ * cache of word bytes -> their first IDs in out).  out_cap must cover the
+ * result: the text's bytes (BPE_UNITS_BYTES) or characters (other modes),
+ * plus one per word for BPE_UNITS_SYMBOL; when it does not, BPE_EINVAL
+ * (nothing is ever written past out_cap).  The merger and the symbol table
+ * are only read: thread-safe on shared ones, meant to run without the GIL.
+ * Returns BPE_OK, BPE_EINVAL, BPE_ENOMEM or BPE_ETOOBIG (*n_out = 0 on
+ * failure). */
+int bpe_encode_text(const bpe_merger *merger, const bpe_symtab *symtab,
+                    int units, const char *marker, size_t marker_len,
+                    uint32_t unk, int split, const char *text, size_t len,
+                    uint32_t *out, size_t out_cap, size_t *n_out);
+
 #endif /* PYBPE_COUNT_H */

@@ -82,4 +82,18 @@ int bpe__reserve(void **array, size_t *cap, size_t need, size_t elem);
 int bpe__apply_merges_path(const bpe_merger *merger, uint32_t *symbols,
                            size_t *n, int path);
 
+/* Working memory for applying merges to many words one at a time (merger.c):
+ * grows to the longest word seen, so a caller that encodes word by word
+ * (bpe_encode_text) allocates O(log longest) times, not once per word. */
+typedef struct bpe__applier bpe__applier;
+
+/* A new, empty applier, or NULL when out of memory. */
+bpe__applier *bpe__applier_new(void);
+/* NULL-safe. */
+void bpe__applier_free(bpe__applier *applier);
+/* bpe_apply_merges on symbols[0..*n) with the applier's memory.  BPE_OK,
+ * or BPE_ENOMEM / BPE_ETOOBIG with the symbols unchanged. */
+int bpe__applier_run(bpe__applier *applier, const bpe_merger *merger,
+                     uint32_t *symbols, size_t *n);
+
 #endif /* PYBPE_INTERNAL_H */

@@ -338,6 +338,51 @@ int bpe_apply_merges(const bpe_merger *merger, uint32_t *symbols, size_t *n)
     return bpe__apply_merges_path(merger, symbols, n, -1);
 }
 
+struct bpe__applier {
+    scratch s;
+    size_t longest;  /* the scratch fits words of up to this many symbols */
+};
+
+bpe__applier *bpe__applier_new(void)
+{
+    return calloc(1, sizeof(bpe__applier));
+}
+
+void bpe__applier_free(bpe__applier *applier)
+{
+    if (applier == NULL)
+        return;
+    scratch_free(&applier->s);
+    free(applier);
+}
+
+int bpe__applier_run(bpe__applier *applier, const bpe_merger *merger,
+                     uint32_t *symbols, size_t *n)
+{
+    if (applier == NULL || merger == NULL || n == NULL ||
+        (symbols == NULL && *n != 0))
+        return BPE_EINVAL;
+    if (*n < 2)
+        return BPE_OK;
+    if (*n > applier->longest) {
+        /* at least double (and at least SHORT_WORD), unless that is too big */
+        size_t want = applier->longest * 2 > *n ? applier->longest * 2 : *n;
+        scratch fresh;
+        int status;
+        if (want < SHORT_WORD)
+            want = SHORT_WORD;
+        if (want >= BPE__NONE / 3)
+            want = *n;
+        if ((status = scratch_init(&fresh, want)) != BPE_OK)
+            return status;
+        scratch_free(&applier->s);
+        applier->s = fresh;
+        applier->longest = want;
+    }
+    *n = apply_one(merger, symbols, *n, &applier->s, -1);
+    return BPE_OK;
+}
+
 int bpe_encode_words(const bpe_merger *merger, const uint32_t *symbols,
                      const size_t *offsets, size_t n_words,
                      uint32_t *out_symbols, size_t *out_offsets)

@@ -354,6 +354,26 @@ class Merger:
         ends = ffi.unpack(out_offsets, n + 1)
         return [flat[ends[k]:ends[k + 1]] for k in range(n)]
 
+    def encode_text(self, symtab, units, marker, unk, text, *, split=True):
+        """Text -> IDs in one C call (count.c's bpe_encode_text): words as
+        text.split() cuts them (split=False: the whole text is one word, none
+        when empty), each turned into its initial symbols in `symtab` as
+        WordCounter.word_table does (NO_SYMBOL when absent), merged, with
+        NO_SYMBOL replaced by `unk`; all words' IDs concatenated."""
+        if not isinstance(symtab, SymbolTable):
+            raise TypeError("encode_text needs a _ccore.SymbolTable, not %s" % type(symtab).__name__)
+        mode, mark = _units_marker(units, marker)
+        unk = _check_int(unk, "unk", 0, NO_SYMBOL)
+        data = _utf8(text, "text")
+        cap = len(data) if units == "bytes" else len(text)
+        if units == "symbol":
+            cap += len(text) // 2 + 1 if split else 1  # one marker per word
+        out = ffi.new("uint32_t[]", max(cap, 1))
+        n = ffi.new("size_t *")
+        _check(lib.bpe_encode_text(self._ptr, symtab._ptr, mode, mark, len(mark), unk, 1 if split else 0,
+                                   data, len(data), out, cap, n), "Merger.encode_text")
+        return ffi.unpack(out, n[0])
+
 
 # ---------------------------------------------------------------------------
 # Word counting and the initial word table (count.c).
@@ -362,6 +382,18 @@ class Merger:
 # How a word becomes its initial symbols (WordCounter.word_table).
 UNITS = {"bytes": lib.BPE_UNITS_BYTES, "chars": lib.BPE_UNITS_CHARS,
          "suffix": lib.BPE_UNITS_SUFFIX, "symbol": lib.BPE_UNITS_SYMBOL}
+
+
+def _units_marker(units, marker):
+    """(C units mode, marker bytes) for a units name, checked."""
+    if units not in UNITS:
+        raise ValueError("units must be one of %s, not %r" % (", ".join(map(repr, UNITS)), units))
+    mark = b""
+    if units in ("suffix", "symbol"):
+        mark = _utf8(marker, "marker")
+        if not mark:
+            raise ValueError("units %r needs a non-empty marker" % units)
+    return UNITS[units], mark
 
 
 def _utf8(text, what):

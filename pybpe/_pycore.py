@@ -648,6 +648,60 @@ class Merger:
             i = nxt[i]
         return out
 
+    def encode_text(self, symtab, units, marker, unk, text, *, split=True):
+        """Text -> IDs: words as text.split() cuts them (split=False: the
+        whole text is one word, none when empty), each turned into its initial
+        symbols in `symtab` as WordCounter.word_table does (NO_SYMBOL when
+        absent), merged (encode_words), with NO_SYMBOL replaced by `unk`; all
+        words' IDs concatenated.  Repeated words are encoded once.
+
+        >>> t = SymbolTable([b"<UNK>", b"l", b"o", b"w "]); m = Merger([(1, 2, t.intern(b"lo"))])
+        >>> m.encode_text(t, "suffix", " ", 0, "low  lox")
+        [4, 3, 4, 0]
+        """
+        if not isinstance(symtab, SymbolTable):
+            raise TypeError("encode_text needs a _pycore.SymbolTable, not %s" % type(symtab).__name__)
+        if units not in UNITS:
+            raise ValueError("units must be one of %s, not %r" % (", ".join(map(repr, UNITS)), units))
+        mark = b""
+        if units in ("suffix", "symbol"):
+            mark = _utf8(marker, "marker")
+            if not mark:
+                raise ValueError("units %r needs a non-empty marker" % units)
+        unk = _check_ids((unk,), "unk")[0]
+        if not isinstance(text, str):
+            raise TypeError("text must be str, not %s" % type(text).__name__)
+        words = text.split() if split else ([text] if text else [])
+        lookup, ids = symtab.lookup, {}
+
+        def symbol(unit):  # bytes -> ID, NO_SYMBOL when absent; cached per unit
+            found = ids.get(unit)
+            if found is None:
+                found = ids[unit] = lookup(unit)
+                if found < 0:
+                    found = ids[unit] = NO_SYMBOL
+            return found
+
+        distinct = list(dict.fromkeys(words))
+        rows = []
+        for word in distinct:
+            if units == "bytes":
+                data = word.encode("utf-8", "surrogatepass")
+                rows.append([symbol(data[i:i + 1]) for i in range(len(data))])
+                continue
+            row = [symbol(c.encode("utf-8", "surrogatepass")) for c in word]
+            if units == "suffix":
+                row[-1] = symbol(word[-1].encode("utf-8", "surrogatepass") + mark)
+            elif units == "symbol":
+                row.append(symbol(mark))
+            rows.append(row)
+        encoded = {word: [unk if s == NO_SYMBOL else s for s in row]
+                   for word, row in zip(distinct, self.encode_words(rows))}
+        out = []
+        for word in words:
+            out += encoded[word]
+        return out
+
     def encode_words(self, words):
         """apply_merges on each word; repeated words come from a cache."""
         cache = self._cache

@@ -120,6 +120,8 @@ class BPETokenizer(Tokenizer):
                                                    sorted(self.special_tokens, key=len, reverse=True)))
                             if self.special_tokens else None)
         self._word_cache = {}
+        self._units = ("bytes" if flavour.byte_level else
+                       {"suffix": "suffix", "symbol": "symbol", None: "chars"}[flavour.end_of_word])
         self.vocab = tokens + list(self.special_tokens)
         self.merges = [(tokens[a], tokens[b]) for a, b, _ in merge_ids]
         self.id_to_token = dict(enumerate(self.vocab))
@@ -290,7 +292,18 @@ class BPETokenizer(Tokenizer):
         return allowed
 
     def _encode_ordinary(self, text):
-        words = self.flavour.split(text)
+        flavour = self.flavour
+        if flavour.pattern is None and self.backend == "c" and len(text) >= _ONE_CALL_MIN_CHARS:
+            # str.split() or the whole text: C splits, maps, merges and
+            # caches repeated words in one call without the GIL (~7x faster
+            # than the per-word path on a cold cache).  Short texts, and the
+            # Python core, keep the per-word path: its word cache outlives
+            # the call, and a call has a fixed cost of ~10 us in C.
+            if flavour.lowercase:
+                text = text.lower()
+            return self._merger.encode_text(self._symtab, self._units, flavour.marker, 0, text,
+                                            split=flavour.pretokenizer == WHITESPACE)
+        words = flavour.split(text)
         cache = self._word_cache
         missing = [w for w in dict.fromkeys(words) if w not in cache]
         if missing:
@@ -423,6 +436,9 @@ class BPETokenizer(Tokenizer):
 # enough that a streamed corpus never sits in memory whole).  Regex splitting:
 # words handed to the core per call.
 _BATCH_CHARS = 1 << 20
+# Texts at least this long are encoded by Merger.encode_text in one core call
+# (pretokenizer "whitespace" or None, C backend); shorter ones word by word.
+_ONE_CALL_MIN_CHARS = 512
 _BATCH_WORDS = 1 << 16
 
 # Merges per trainer call grow (x2) while a call takes less than this; a

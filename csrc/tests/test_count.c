@@ -267,6 +267,82 @@ static void test_word_table(void)
     bpe_symtab_free(t);
 }
 
+/* bpe_encode_text: split + units + merges + unk in one call, the word
+ * cache, the whole-text mode, the output bound and bad arguments. */
+static void test_encode_text(void)
+{
+    static const char *toks[] = {"<UNK>", "a", "b", "a ", "b ", "</w>", "ab"};
+    const uint32_t lefts[] = {1, 6}, rights[] = {2, 3}, results[] = {6, 7};
+    bpe_symtab *t = bpe_symtab_new();
+    bpe_merger *m = NULL;
+    uint32_t out[64], id;
+    size_t n, i;
+    int st;
+    char big[3000];
+
+    CHECK(t != NULL);
+    for (i = 0; i < sizeof toks / sizeof *toks; i++)
+        CHECK(bpe_symtab_intern(t, toks[i], strlen(toks[i]), &id) == BPE_OK);
+    CHECK(bpe_symtab_intern(t, "aba ", 4, &id) == BPE_OK && id == 7);
+    m = bpe_merger_new(lefts, rights, results, 2, &st);
+    CHECK(m != NULL && st == BPE_OK);
+    /* suffix: "aba" -> ab, "a " -> aba ; "ab" -> a, "b " ; "c" unknown */
+    CHECK(bpe_encode_text(m, t, BPE_UNITS_SUFFIX, " ", 1, 0, 1,
+                          " aba\xe3\x80\x80" "ab c aba ", 16, out, 64, &n) == BPE_OK);
+    CHECK(n == 5 && out[0] == 7 && out[1] == 1 && out[2] == 4 &&
+          out[3] == 0 && out[4] == 7);
+    /* symbol, whole text: a b ' ' </w> with "ab" merged; ' ' is unknown -> 9 */
+    CHECK(bpe_encode_text(m, t, BPE_UNITS_SYMBOL, "</w>", 4, 9, 0, "ab ", 3,
+                          out, 64, &n) == BPE_OK);
+    CHECK(n == 3 && out[0] == 6 && out[1] == 9 && out[2] == 5);
+    /* the bound: 3 characters + 2 words = 5 symbols, 4 is too few */
+    CHECK(bpe_encode_text(m, t, BPE_UNITS_SYMBOL, "</w>", 4, 0, 1, "b b", 3,
+                          out, 5, &n) == BPE_OK && n == 4);
+    CHECK(bpe_encode_text(m, t, BPE_UNITS_SYMBOL, "</w>", 4, 0, 1, "b b", 3,
+                          out, 3, &n) == BPE_EINVAL && n == 0);
+    CHECK(bpe_encode_text(m, t, BPE_UNITS_CHARS, NULL, 0, 0, 1, "", 0,
+                          NULL, 0, &n) == BPE_OK && n == 0);
+    CHECK(bpe_encode_text(m, t, BPE_UNITS_CHARS, NULL, 0, 0, 1, "\xff", 1,
+                          out, 64, &n) == BPE_EINVAL);
+    CHECK(bpe_encode_text(m, t, BPE_UNITS_SUFFIX, NULL, 0, 0, 1, "a", 1,
+                          out, 64, &n) == BPE_EINVAL);
+    CHECK(bpe_encode_text(m, t, 7, NULL, 0, 0, 1, "a", 1, out, 64,
+                          &n) == BPE_EINVAL);
+    CHECK(bpe_encode_text(NULL, t, BPE_UNITS_CHARS, NULL, 0, 0, 1, "a", 1,
+                          out, 64, &n) == BPE_EINVAL);
+    /* many distinct words grow the cache; one long word grows the scratch */
+    {
+        size_t cap = 1000000, total;
+        uint32_t *ids = malloc(cap * sizeof *ids);
+        char *text = malloc(cap);
+        CHECK(ids != NULL && text != NULL);
+        if (ids != NULL && text != NULL) {
+            for (i = 0, total = 0; i + 16 < cap; i += 16) {
+                size_t k;  /* 2^15 distinct words of 15 characters */
+                for (k = 0; k < 15; k++)
+                    text[i + k] = ((i / 16) >> k) & 1 ? 'a' : 'b';
+                text[i + 15] = ' ';
+                total += 15;
+            }
+            CHECK(bpe_encode_text(m, t, BPE_UNITS_CHARS, NULL, 0, 0, 1, text,
+                                  i, ids, cap, &n) == BPE_OK);
+            CHECK(n > 0 && n <= total);
+            memset(big, 'a', sizeof big);
+            for (i = 1; i < sizeof big; i += 2)
+                big[i] = 'b';
+            CHECK(bpe_encode_text(m, t, BPE_UNITS_CHARS, NULL, 0, 0, 0, big,
+                                  sizeof big, ids, cap, &n) == BPE_OK);
+            CHECK(n == sizeof big / 2);
+            for (i = 0; i < n; i++)
+                CHECK(ids[i] == 6);
+        }
+        free(ids);
+        free(text);
+    }
+    bpe_merger_free(m);
+    bpe_symtab_free(t);
+}
+
 int main(void)
 {
     test_split();
@@ -277,6 +353,7 @@ int main(void)
     test_growth();
     test_characters();
     test_word_table();
+    test_encode_text();
     if (failures) {
         printf("test_count: %d failure(s)\n", failures);
         return 1;
