@@ -151,27 +151,42 @@ class RankTable:
             >>> get_encoding("gpt2", backend="c")._table.encode_texts(["hello", "world"], PRESET_GPT2, None)
             [[31373], [6894]]
         """
-        ids, ends = self.encode_texts_flat([t.encode("utf-8") for t in texts], preset)
-        result, start = [], 0
-        for end in ends:
-            result.append(ids[start:end])
-            start = end
-        return result
+        return self.encode_texts_split([t.encode("utf-8") for t in texts], preset)
 
-    def encode_texts_flat(self, encoded, preset):
-        """(flat list of IDs, list of end offsets) for a list of UTF-8 bytes,
-        each encoded on its own, in one C call."""
+    def _encode_batch_raw(self, encoded, preset):
+        # One C call for every text: returns the C output buffer and the
+        # per-text end offsets, still as C data.
         data = b"".join(encoded)
         n = len(encoded)
-        if n == 0:
-            return [], []
         text_ends = ffi.new("size_t[]", list(accumulate(map(len, encoded))))
         out = _new_uninit("uint32_t[]", max(1, len(data)))
         out_ends = _new_uninit("size_t[]", n)
         status = lib.bpe_ranks_encode_batch(self._table, preset, ffi.from_buffer(data), len(data),
                                             text_ends, n, out, out_ends)
         _check(status, "encoding")
-        return ffi.unpack(out, out_ends[n - 1]), ffi.unpack(out_ends, n)
+        return out, ffi.unpack(out_ends, n)
+
+    def encode_texts_flat(self, encoded, preset):
+        """(flat list of IDs, list of end offsets) for a list of UTF-8 bytes,
+        each encoded on its own, in one C call."""
+        if not encoded:
+            return [], []
+        out, ends = self._encode_batch_raw(encoded, preset)
+        return ffi.unpack(out, ends[-1]), ends
+
+    def encode_texts_split(self, encoded, preset):
+        """One ID list per UTF-8 text, in one C call.  Each list is unpacked
+        straight from the C buffer: building a flat list and then slicing it
+        would copy every ID twice while holding the GIL, which is what limits
+        encode_ordinary_batch on several threads."""
+        if not encoded:
+            return []
+        out, ends = self._encode_batch_raw(encoded, preset)
+        unpack, result, start = ffi.unpack, [], 0
+        for end in ends:
+            result.append(unpack(out + start, end - start))
+            start = end
+        return result
 
     def encode_to_buffer(self, data, preset):
         """IDs of UTF-8 `data` (one text) as an array('I'), without making a

@@ -312,13 +312,8 @@ class Encoding:
         return [ids for part in parts for ids in part]
 
     def _encode_slice(self, texts):
-        # One C call for many texts; the flat ID list is cut per text here.
-        ids, ends = self._table.encode_texts_flat([t.encode("utf-8") for t in texts], self._preset)
-        out, start = [], 0
-        for end in ends:
-            out.append(ids[start:end])
-            start = end
-        return out
+        # One C call for many texts, one ID list per text.
+        return self._table.encode_texts_split([t.encode("utf-8") for t in texts], self._preset)
 
     def encode_batch(self, text, *, num_threads=8, allowed_special=frozenset(), disallowed_special=_ALL):
         """encode over a list of str, on `num_threads` threads.  Without
