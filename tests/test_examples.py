@@ -267,6 +267,8 @@ def test_066_matrix_is_seq_len_by_dim(bin_dir):
 # -- all of them --------------------------------------------------------------------------
 
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
+@pytest.mark.skipif("asan" in os.environ.get("LD_PRELOAD", ""),
+                    reason="AddressSanitizer is preloaded (make sanitize); valgrind cannot run under it")
 @pytest.mark.parametrize("name", PROGRAMS)
 def test_programs_are_valgrind_clean(bin_dir, name):
     done = subprocess.run(["valgrind", "-q", "--error-exitcode=1", "--leak-check=full",

@@ -8,10 +8,11 @@
 # Usage: tools/sanitize.sh [python] [pytest args...]
 set -euo pipefail
 PY=${1:-python3}; shift || true
+case "$PY" in */*) PY="$(cd "$(dirname "$PY")" && pwd)/$(basename "$PY")" ;; esac
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
-cp -r "$ROOT/csrc" "$ROOT/pybpe" "$ROOT/tests" "$WORK/"
+cp -r "$ROOT/csrc" "$ROOT/pybpe" "$ROOT/tests" "$ROOT/setup.py" "$ROOT/pyproject.toml" "$ROOT/README.md" "$WORK/"
 rm -f "$WORK"/pybpe/_bpe_c*
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g -O1"
 (cd "$WORK" && CFLAGS="$SAN" LDFLAGS="$SAN" "$PY" pybpe/_build.py > build.log 2>&1) || { cat "$WORK/build.log"; exit 1; }
