@@ -18,6 +18,7 @@
  * Not here: regular expressions, case folding, special tokens (the caller
  * handles those and passes words to bpe_counter_add_words).
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -229,29 +230,41 @@ void bpe_counter_free(bpe_counter *counter)
     free(counter);
 }
 
-/* Doubles the slot array, re-placing every entry by its stored hash.  On
- * failure the old slots stay as they were. */
-static int grow_slots(bpe_counter *c)
+/* Doubles an open-addressing slot array over items[0..n), re-placing item i
+ * by the uint64_t hash stored `hash_offset` bytes into it (items are
+ * `stride` bytes apart).  Shared by the word counter and the per-call encode
+ * cache.  On failure the old slots stay as they were. */
+static int grow_slot_array(uint32_t **slots_io, size_t *mask_io, const void *items,
+                           size_t n, size_t stride, size_t hash_offset)
 {
-    size_t nslots = (c->mask + 1) * 2, i;
+    size_t nslots = (*mask_io + 1) * 2, i;
     uint32_t *slots;
 
     if (nslots > SIZE_MAX / sizeof *slots)
         return BPE_ETOOBIG;
-    slots = malloc(nslots * sizeof *slots);
-    if (slots == NULL)
+    if ((slots = malloc(nslots * sizeof *slots)) == NULL)
         return BPE_ENOMEM;
     memset(slots, 0xff, nslots * sizeof *slots);
-    for (i = 0; i < c->n; i++) {
-        size_t s = (size_t)c->entries[i].hash & (nslots - 1);
+    for (i = 0; i < n; i++) {
+        uint64_t hash;
+        size_t s;
+
+        memcpy(&hash, (const char *)items + i * stride + hash_offset, sizeof hash);
+        s = (size_t)hash & (nslots - 1);
         while (slots[s] != BPE__NONE)
             s = (s + 1) & (nslots - 1);
         slots[s] = (uint32_t)i;
     }
-    free(c->slots);
-    c->slots = slots;
-    c->mask = nslots - 1;
+    free(*slots_io);
+    *slots_io = slots;
+    *mask_io = nslots - 1;
     return BPE_OK;
+}
+
+static int grow_slots(bpe_counter *c)
+{
+    return grow_slot_array(&c->slots, &c->mask, c->entries, c->n, sizeof *c->entries,
+                           offsetof(entry, hash));
 }
 
 /* Appends a new word (known to be absent) with count `freq`.  On failure
@@ -693,24 +706,8 @@ typedef struct {
 
 static int cache_grow(word_cache *c)
 {
-    size_t nslots = (c->mask + 1) * 2, i;
-    uint32_t *slots;
-
-    if (nslots > SIZE_MAX / sizeof *slots)
-        return BPE_ETOOBIG;
-    if ((slots = malloc(nslots * sizeof *slots)) == NULL)
-        return BPE_ENOMEM;
-    memset(slots, 0xff, nslots * sizeof *slots);
-    for (i = 0; i < c->n; i++) {
-        size_t s = (size_t)c->words[i].hash & (nslots - 1);
-        while (slots[s] != BPE__NONE)
-            s = (s + 1) & (nslots - 1);
-        slots[s] = (uint32_t)i;
-    }
-    free(c->slots);
-    c->slots = slots;
-    c->mask = nslots - 1;
-    return BPE_OK;
+    return grow_slot_array(&c->slots, &c->mask, c->words, c->n, sizeof *c->words,
+                           offsetof(seen_word, hash));
 }
 
 /* The cached word equal to w[0..len), or NULL; *slot_out is where it is or
