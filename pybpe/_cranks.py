@@ -7,6 +7,7 @@ ties the C table's lifetime to the Python object.  One C call encodes all
 the pieces of a text, and cffi releases the GIL for it, so encode_batch
 threads really run in parallel.
 """
+import marshal
 from array import array
 from itertools import accumulate
 
@@ -63,6 +64,64 @@ def split(text, preset):
         out.append(data[start:end].decode("utf-8"))
         start = end
     return out
+
+
+# Python lists from the C output.  Unpacking makes one int object per ID
+# while holding the GIL (~30 ns each): on Shakespeare that was 40% of
+# encode_ordinary_batch on one thread, and the part two threads cannot share.
+# Above _MARSHAL_MIN_IDS the IDs go through csrc/idlists.c instead: a
+# marshal stream, written without the GIL, in which each distinct ID is one
+# int object shared by every place it occurs (marshal.loads is ~3x faster
+# than unpacking).  Below it, the stream's scratch table is not worth it.
+_MARSHAL_MIN_IDS = 1024
+
+
+def _unpack_lists(out, ends, n_lists):
+    unpack, result, start = ffi.unpack, [], 0
+    for i in range(n_lists):
+        result.append(unpack(out + start, ends[i] - start))
+        start = ends[i]
+    return result
+
+
+def _marshal_lists(out, ends, n_lists):
+    # None when the C side declines (an ID above BPE_IDLISTS_MAX_ID).
+    total = ends[n_lists - 1] if n_lists else 0
+    size = lib.bpe_idlists_bound(total, n_lists)
+    if not size:
+        return None
+    stream = _new_uninit("unsigned char[]", size)
+    length = ffi.new("size_t *")
+    status = lib.bpe_idlists_marshal(out, ends, n_lists, stream, length)
+    if status == _ETOOBIG:
+        return None
+    _check(status, "building the ID lists")
+    return marshal.loads(ffi.buffer(stream, length[0]))
+
+
+def _marshal_reads_idlists():
+    # marshal's format is CPython's own; check once that this interpreter
+    # reads idlists.c's stream as the lists it stands for.
+    ids = [7, 300, 7, 2 ** 20, 0, 300]
+    out = ffi.new("uint32_t[]", ids)
+    ends = ffi.new("size_t[]", [3, 3, 6])
+    try:
+        return _marshal_lists(out, ends, 3) == [[7, 300, 7], [], [2 ** 20, 0, 300]]
+    except (ValueError, EOFError, TypeError):
+        return False
+
+
+_USE_MARSHAL = _marshal_reads_idlists()
+
+
+def _id_lists(out, ends, n_lists):
+    """n_lists lists of IDs from C output: list i is out[ends[i-1]:ends[i]]
+    (out: uint32_t[], ends: size_t[])."""
+    if _USE_MARSHAL and n_lists and ends[n_lists - 1] >= _MARSHAL_MIN_IDS:
+        lists = _marshal_lists(out, ends, n_lists)
+        if lists is not None:
+            return lists
+    return _unpack_lists(out, ends, n_lists)
 
 
 class RankTable:
@@ -136,10 +195,10 @@ class RankTable:
         if not data:
             return []
         out = _new_uninit("uint32_t[]", len(data))
-        n_out = ffi.new("size_t *")
+        n_out = ffi.new("size_t[]", 1)
         status = lib.bpe_ranks_encode_text(self._table, preset, ffi.from_buffer(data), len(data), out, n_out)
         _check(status, "encoding")
-        return ffi.unpack(out, n_out[0])
+        return _id_lists(out, n_out, 1)[0]
 
     def encode_texts(self, texts, preset, pattern):
         """IDs of each text of a list (str without surrogates), in one C call
@@ -153,9 +212,11 @@ class RankTable:
         """
         return self.encode_texts_split([t.encode("utf-8") for t in texts], preset)
 
-    def _encode_batch_raw(self, encoded, preset):
-        # One C call for every text: returns the C output buffer and the
-        # per-text end offsets, still as C data.
+    def encode_texts_split(self, encoded, preset):
+        """One ID list per UTF-8 text (bytes), all in one C call without the
+        GIL; the lists are made by _id_lists."""
+        if not encoded:
+            return []
         data = b"".join(encoded)
         n = len(encoded)
         text_ends = ffi.new("size_t[]", list(accumulate(map(len, encoded))))
@@ -164,29 +225,7 @@ class RankTable:
         status = lib.bpe_ranks_encode_batch(self._table, preset, ffi.from_buffer(data), len(data),
                                             text_ends, n, out, out_ends)
         _check(status, "encoding")
-        return out, ffi.unpack(out_ends, n)
-
-    def encode_texts_flat(self, encoded, preset):
-        """(flat list of IDs, list of end offsets) for a list of UTF-8 bytes,
-        each encoded on its own, in one C call."""
-        if not encoded:
-            return [], []
-        out, ends = self._encode_batch_raw(encoded, preset)
-        return ffi.unpack(out, ends[-1]), ends
-
-    def encode_texts_split(self, encoded, preset):
-        """One ID list per UTF-8 text, in one C call.  Each list is unpacked
-        straight from the C buffer: building a flat list and then slicing it
-        would copy every ID twice while holding the GIL, which is what limits
-        encode_ordinary_batch on several threads."""
-        if not encoded:
-            return []
-        out, ends = self._encode_batch_raw(encoded, preset)
-        unpack, result, start = ffi.unpack, [], 0
-        for end in ends:
-            result.append(unpack(out + start, end - start))
-            start = end
-        return result
+        return _id_lists(out, out_ends, n)
 
     def encode_to_buffer(self, data, preset):
         """IDs of UTF-8 `data` (one text) as an array('I'), without making a

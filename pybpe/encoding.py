@@ -296,7 +296,7 @@ class Encoding:
             [[31373, 995], [5303]]
         """
         texts = [_checked(t, i) for i, t in enumerate(text)]
-        if self._preset is None or not hasattr(self._table, "encode_texts_flat"):
+        if self._preset is None or not hasattr(self._table, "encode_texts_split"):
             if num_threads <= 1:
                 return [self._encode_plain(t) for t in texts]
             with ThreadPoolExecutor(num_threads) as pool:

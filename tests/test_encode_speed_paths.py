@@ -164,6 +164,57 @@ def test_c_batch_entry_point_validates():
     assert call([5, 11]) != 0  # past the end
 
 
+# -- the C output as Python lists (csrc/idlists.c + marshal) ------------------------
+
+def _lists_through(cr, lists, min_ids):
+    from pybpe._bpe_c import ffi
+    flat = [i for ids in lists for i in ids]
+    ends, total = [], 0
+    for ids in lists:
+        total += len(ids)
+        ends.append(total)
+    old = cr._MARSHAL_MIN_IDS
+    cr._MARSHAL_MIN_IDS = min_ids
+    try:
+        return cr._id_lists(ffi.new("uint32_t[]", flat or [0]), ffi.new("size_t[]", ends or [0]), len(lists))
+    finally:
+        cr._MARSHAL_MIN_IDS = old
+
+
+def test_marshal_stream_is_used_on_this_interpreter():
+    # The import-time check passed, so the fast path (not only the
+    # fallback) is what the other tests exercise.
+    assert _cranks()._USE_MARSHAL
+
+
+_id = st.one_of(st.integers(0, 300), st.integers(0, 2 ** 32 - 1), st.sampled_from([0, 4194303, 4194304, 2 ** 31]))
+
+
+@settings(max_examples=400, deadline=None)
+@given(lists=st.lists(st.lists(_id, max_size=40), max_size=12))
+def test_id_lists_equal_the_plain_unpacking(lists):
+    cr = _cranks()
+    for min_ids in (0, 1, 10 ** 9):  # always the stream, ... never
+        got = _lists_through(cr, lists, min_ids)
+        assert got == lists
+        assert all(type(ids) is list for ids in got)
+        assert len({id(ids) for ids in got}) == len(got)  # distinct, separately mutable lists
+
+
+def test_long_text_through_the_stream():
+    # Long output: one encode_text call goes through the stream.
+    cr = _cranks()
+    text = _shakespeare()[:200_000]
+    enc = get_encoding("gpt2", backend="c")
+    ids = enc.encode_ordinary(text)
+    assert len(ids) > cr._MARSHAL_MIN_IDS
+    py = get_encoding("gpt2", backend="python") if "python" in BACKENDS else None
+    if py is not None:
+        assert ids == py.encode_ordinary(text)
+    ids[0] = -1  # the result is an ordinary mutable list
+    assert enc.encode_ordinary(text)[0] != -1
+
+
 # -- encode_file ----------------------------------------------------------------------
 
 def _expected(enc, text, sep, eot=True):
