@@ -1,6 +1,6 @@
 /*
  * idlists.c -- writes encoder output as a marshal stream (idlists.h says
- * why and what the stream looks like).
+ * why and what the stream looks like), or as 16-bit IDs.
  *
  * One pass over the IDs with a table from ID to reference number; the table
  * is sized by the largest ID seen (a first, cheap pass), so a vocabulary of
@@ -86,5 +86,18 @@ int bpe_idlists_marshal(const uint32_t *ids, const size_t *ends, size_t n_lists,
     }
     free(ref_plus_one);
     *out_len = (size_t)(p - out);
+    return BPE_OK;
+}
+
+int bpe_ids_to_u16(const uint32_t *ids, size_t n, uint16_t *out)
+{
+    size_t k;
+    if (n && (!ids || !out))
+        return BPE_EINVAL;
+    for (k = 0; k < n; k++) {
+        if (ids[k] > UINT16_MAX)
+            return BPE_ETOOBIG;
+        out[k] = (uint16_t)ids[k];
+    }
     return BPE_OK;
 }

@@ -1,6 +1,7 @@
 /*
- * idlists.h -- encoder output as a byte stream that Python's `marshal`
- * module turns into lists of ints quickly.
+ * idlists.h -- encoder output in the two forms Python asks for: a byte
+ * stream that Python's `marshal` module turns into lists of ints quickly,
+ * and 16-bit arrays for Encoding.encode_file's uint16 files.
  *
  * Why it exists: once the C encoder is done, what is left is making the
  * Python result, one int object per ID (~30 ns each), and that part holds
@@ -47,5 +48,11 @@ size_t bpe_idlists_bound(size_t n_ids, size_t n_lists);
  * more: marshal's counts are signed 32-bit) or BPE_ENOMEM. */
 int bpe_idlists_marshal(const uint32_t *ids, const size_t *ends, size_t n_lists,
                         unsigned char *out, size_t *out_len);
+
+/* Copies n IDs into 16-bit storage (encode_file's uint16 files: narrowing
+ * through Python ints cost a third of encode_file's time).  ids and out may
+ * not overlap.  Returns BPE_OK, BPE_EINVAL (NULL with n > 0) or BPE_ETOOBIG
+ * if an ID is above 65535 (out is then partly written). */
+int bpe_ids_to_u16(const uint32_t *ids, size_t n, uint16_t *out);
 
 #endif

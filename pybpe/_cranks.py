@@ -38,6 +38,9 @@ def _u32(values):
         raise OverflowError("IDs must fit in 32 bits") from None
 
 
+# array typecodes by item size (array's codes name C types, whose sizes vary).
+_ARRAY_CODES = {size: next(c for c in "HILQ" if array(c).itemsize == size) for size in (2, 4)}
+
 PRESET_GPT2 = lib.BPE_PRETOK_GPT2
 PRESET_CL100K = lib.BPE_PRETOK_CL100K
 PRESET_O200K = lib.BPE_PRETOK_O200K
@@ -227,17 +230,24 @@ class RankTable:
         _check(status, "encoding")
         return _id_lists(out, out_ends, n)
 
-    def encode_to_buffer(self, data, preset):
-        """IDs of UTF-8 `data` (one text) as an array('I'), without making a
-        Python int per ID (for encode_file)."""
-        out = array("I") if array("I").itemsize == 4 else array("L")
+    def encode_to_buffer(self, data, preset, itemsize=4):
+        """IDs of UTF-8 `data` (one text) as an array of 4- or 2-byte
+        unsigned ints, without making a Python int per ID (for encode_file).
+        OverflowError if itemsize is 2 and an ID does not fit."""
+        code = _ARRAY_CODES[itemsize]
         if not data:
-            return out
+            return array(code)
         buf = _new_uninit("uint32_t[]", len(data))
         n_out = ffi.new("size_t *")
         status = lib.bpe_ranks_encode_text(self._table, preset, ffi.from_buffer(data), len(data), buf, n_out)
         _check(status, "encoding")
-        out.frombytes(ffi.buffer(buf, 4 * n_out[0]))
+        n = n_out[0]
+        if itemsize == 2:
+            narrow = _new_uninit("uint16_t[]", max(1, n))
+            _check(lib.bpe_ids_to_u16(buf, n, narrow), "narrowing IDs to 16 bits")
+            buf = narrow
+        out = array(code)
+        out.frombytes(ffi.buffer(buf, itemsize * n))
         return out
 
     def _encode(self, data, lengths, in_chars):

@@ -130,7 +130,7 @@ def encode_file(enc, path, out_path, *, document_separator=None, dtype=None, app
     written = 0
     with atomic_output(out_path) as out, open(path, "rb") as f:
         for text, ends_document in _parts(f, document_separator, chunk_size, bar):
-            ids = _encode_array(enc, text)
+            ids = _encode_array(enc, text, _DTYPES[name][1])
             if ends_document and eot is not None:
                 ids.append(eot)
             if ids.typecode != code:
@@ -141,11 +141,12 @@ def encode_file(enc, path, out_path, *, document_separator=None, dtype=None, app
     return written
 
 
-def _encode_array(enc, text):
-    # The C backend writes IDs straight into an array (no Python int per ID).
+def _encode_array(enc, text, itemsize):
+    # The C backend writes IDs straight into an array of the file's width
+    # (no Python int per ID).
     from .encoding import _fix_surrogates
 
     table = enc._table
     if enc._preset is not None and hasattr(table, "encode_to_buffer"):
-        return table.encode_to_buffer(_fix_surrogates(text).encode("utf-8"), enc._preset)
+        return table.encode_to_buffer(_fix_surrogates(text).encode("utf-8"), enc._preset, itemsize)
     return array(_typecode("I", 4), enc.encode_ordinary(text))

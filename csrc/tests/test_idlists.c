@@ -3,7 +3,7 @@
  * UBSan: the exact bytes of a small stream, edge cases (no lists, empty
  * lists, IDs too big for marshal, decreasing ends), and random lists read
  * back by a small decoder written from the stream's description in
- * idlists.h.  tests/test_encoding.py checks that Python's marshal module
+ * idlists.h; the 16-bit copy.  tests/test_encoding.py checks that Python's marshal module
  * reads the stream back to the same lists.
  * Build: cc -std=c99 -pedantic -Wall -Wextra -Icsrc csrc/tests/test_idlists.c
  *        csrc/idlists.c
@@ -115,11 +115,24 @@ static void test_random_round_trips(void)
     }
 }
 
+static void test_u16(void)
+{
+    const uint32_t ids[] = {0, 1, 65535, 50256};
+    const uint32_t too_big[] = {3, 65536};
+    uint16_t out[4];
+    CHECK(bpe_ids_to_u16(ids, 4, out) == BPE_OK);
+    CHECK(out[0] == 0 && out[1] == 1 && out[2] == 65535 && out[3] == 50256);
+    CHECK(bpe_ids_to_u16(too_big, 2, out) == BPE_ETOOBIG);
+    CHECK(bpe_ids_to_u16(NULL, 0, NULL) == BPE_OK);
+    CHECK(bpe_ids_to_u16(NULL, 1, out) == BPE_EINVAL);
+}
+
 int main(void)
 {
     test_known_bytes();
     test_edges();
     test_random_round_trips();
+    test_u16();
     if (failures) {
         printf("test_idlists: %d failure(s)\n", failures);
         return 1;
