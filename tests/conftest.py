@@ -4,6 +4,7 @@ The project's shared data folder sits beside the checkout (../shared/data);
 PYBPE_SHARED_DATA points elsewhere (CI uses it when it runs a copy of the
 tests outside the source tree).
 """
+import functools
 import os
 
 import pytest
@@ -17,14 +18,25 @@ def shared_path(name):
     return os.path.join(SHARED_DATA, name)
 
 
-@pytest.fixture(scope="session")
-def shakespeare_text():
-    """The 9.5 MB Shakespeare corpus as one str; the test is skipped without it."""
+@functools.lru_cache(maxsize=None)
+def _read(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def shakespeare():
+    """The 9.5 MB Shakespeare corpus as one str (read once); the calling
+    test is skipped without it."""
     path = shared_path("shakespeare.txt")
     if not os.path.exists(path):
         pytest.skip("shared corpus %s is absent" % path)
-    with open(path, encoding="utf-8") as f:
-        return f.read()
+    return _read(path)
+
+
+@pytest.fixture(scope="session")
+def shakespeare_text():
+    """shakespeare() as a fixture."""
+    return shakespeare()
 
 
 def pytest_configure(config):

@@ -13,11 +13,10 @@ from hypothesis import strategies as st
 from pybpe import _backend, patterns
 from pybpe.encoding import Encoding
 from pybpe.registry import get_encoding
+from conftest import shakespeare
 
 BACKENDS = _backend.available()
 NAMES = ["gpt2", "cl100k_base"]
-SHAKESPEARE = os.environ.get("PYBPE_SHAKESPEARE", os.path.join(
-    os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "..", "shared", "data", "shakespeare.txt"))
 
 
 def _cranks():
@@ -26,12 +25,6 @@ def _cranks():
     from pybpe import _cranks
     return _cranks
 
-
-def _shakespeare():
-    if not os.path.exists(SHAKESPEARE):
-        pytest.skip("shakespeare.txt not found (set PYBPE_SHAKESPEARE)")
-    with open(SHAKESPEARE, encoding="utf-8") as f:
-        return f.read()
 
 
 # -- o200k: the C scanner cuts where the regex module does ---------------------------
@@ -89,9 +82,9 @@ def test_o200k_scanner_every_code_point():
             assert cr.split(text, preset) == regex.findall(pat, text), hex(ord(block[0]))
 
 
-def test_o200k_shakespeare():
+def test_o200kshakespeare():
     cr = _cranks()
-    text = _shakespeare()[:2_000_000]
+    text = shakespeare()[:2_000_000]
     assert cr.split(text, cr.PRESET_O200K) == regex.findall(patterns.O200K, text)
 
 
@@ -133,7 +126,7 @@ def test_batch_equals_one_by_one(name, backend):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_batch_of_shakespeare_documents(name):
-    text = _shakespeare()[:1_000_000]
+    text = shakespeare()[:1_000_000]
     docs = [text[i:i + 1000] for i in range(0, len(text), 1000)]
     enc = get_encoding(name, backend=BACKENDS[0])
     assert enc.encode_ordinary_batch(docs, num_threads=2) == [enc.encode_ordinary(d) for d in docs]
@@ -204,7 +197,7 @@ def test_id_lists_equal_the_plain_unpacking(lists):
 def test_long_text_through_the_stream():
     # Long output: one encode_text call goes through the stream.
     cr = _cranks()
-    text = _shakespeare()[:200_000]
+    text = shakespeare()[:200_000]
     enc = get_encoding("gpt2", backend="c")
     ids = enc.encode_ordinary(text)
     assert len(ids) > cr._MARSHAL_MIN_IDS
@@ -258,7 +251,7 @@ def test_encode_file_equals_whole_documents(tmp_path, backend, sep):
 def test_encode_file_shakespeare_cl100k_uint32_numpy(tmp_path):
     np = pytest.importorskip("numpy")
     enc = get_encoding("cl100k_base", backend=BACKENDS[0])
-    text = _shakespeare()[:1_500_000]
+    text = shakespeare()[:1_500_000]
     src = tmp_path / "s.txt"
     src.write_text(text, encoding="utf-8", newline="")
     out = tmp_path / "s.bin"

@@ -23,11 +23,10 @@ from pybpe import _backend, _pyranks, patterns
 from pybpe.encoding import Encoding
 from pybpe.formats import load_tiktoken_bpe
 from pybpe.registry import get_encoding, list_encoding_names
+from conftest import shakespeare
 
 BACKENDS = _backend.available()
 DATA = os.path.join(os.path.dirname(os.path.abspath(pybpe.__file__)), "data")  # the installed package's rank files
-SHAKESPEARE = os.environ.get("PYBPE_SHAKESPEARE",
-                             os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data", "shakespeare.txt"))
 NAMES = ["gpt2", "cl100k_base"]
 PATTERNS = {"gpt2": patterns.GPT2, "cl100k_base": patterns.CL100K}
 
@@ -254,17 +253,11 @@ def test_surrogates_like_tiktoken(backend, text):
 
 # -- parity with tiktoken on real and generated text -----------------------------------
 
-def _shakespeare():
-    if not os.path.exists(SHAKESPEARE):
-        pytest.skip("shakespeare.txt not found (set PYBPE_SHAKESPEARE)")
-    with open(SHAKESPEARE, encoding="utf-8") as f:
-        return f.read()
-
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_shakespeare_matches_tiktoken(backend, name):
-    text = _shakespeare()
+    text = shakespeare()
     enc = get_encoding(name, backend=backend)
     ids = enc.encode_ordinary(text)
     assert ids == tiktoken_encoding(name).encode_ordinary(text)
@@ -276,7 +269,7 @@ def test_shakespeare_matches_tiktoken(backend, name):
 def test_shakespeare_backends_agree(name):
     if len(BACKENDS) < 2:
         pytest.skip("the C backend is not built")
-    text = _shakespeare()[:2_000_000]
+    text = shakespeare()[:2_000_000]
     assert get_encoding(name, backend="c").encode_ordinary(text) == \
         get_encoding(name, backend="python").encode_ordinary(text)
 
@@ -325,8 +318,8 @@ def test_possessive_gpt2_pattern_splits_identically(text):
     assert regex.findall(patterns.GPT2, text) == regex.findall(patterns.GPT2_POSSESSIVE, text)
 
 
-def test_possessive_gpt2_pattern_on_shakespeare():
-    text = _shakespeare()[:1_000_000]
+def test_possessive_gpt2_pattern_onshakespeare():
+    text = shakespeare()[:1_000_000]
     assert regex.findall(patterns.GPT2, text) == regex.findall(patterns.GPT2_POSSESSIVE, text)
 
 
@@ -461,9 +454,9 @@ def test_c_scanners_match_regex(text):
     assert cr.split(text, cr.PRESET_CL100K) == regex.findall(patterns.CL100K, text)
 
 
-def test_c_scanners_on_shakespeare():
+def test_c_scanners_onshakespeare():
     cr = _c_split()
-    text = _shakespeare()
+    text = shakespeare()
     assert cr.split(text, cr.PRESET_GPT2) == regex.findall(patterns.GPT2, text)
     assert cr.split(text, cr.PRESET_CL100K) == regex.findall(patterns.CL100K, text)
 

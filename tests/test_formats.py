@@ -21,10 +21,9 @@ from pybpe.formats import (bytes_to_unicode, dump_gpt2_bpe, dump_hf_tokenizer, d
                            load_hf_tokenizer, load_tiktoken_bpe, merges_from_ranks, token_to_unicode,
                            unicode_to_token)
 from pybpe.registry import get_encoding
+from conftest import shakespeare, shared_path
 
 BACKENDS = _backend.available()
-SHAKESPEARE = os.environ.get("PYBPE_SHAKESPEARE",
-                             os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data", "shakespeare.txt"))
 SAMPLE = (
     "First Citizen:\nBefore we proceed any further, hear me speak.\n\nAll:\nSpeak, speak.\n"
     "  It's 2024 -- naïve café, 東京, שלום, 👩\u200d👩\u200d👧!!  \t\r\n  trailing   "
@@ -32,9 +31,8 @@ SAMPLE = (
 
 
 def sample_text(n=300_000):
-    if os.path.exists(SHAKESPEARE):
-        with open(SHAKESPEARE, encoding="utf-8") as f:
-            return f.read(n) + SAMPLE
+    if os.path.exists(shared_path("shakespeare.txt")):
+        return shakespeare()[:n] + SAMPLE
     return SAMPLE * 50
 
 
