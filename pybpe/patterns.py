@@ -48,6 +48,35 @@ O200K = "|".join(
     ]
 )
 
+# ASCII twins for the standard library's `re`, which is about twice as fast
+# as `regex` here (the pure-Python backend uses them through
+# pybpe/_asciisplit.py).  On ASCII text each finds exactly the pieces of its
+# original: there \p{L} is [A-Za-z], \p{Lu} [A-Z], \p{Ll} [a-z], \p{N}
+# [0-9], \p{Lt} \p{Lm} \p{Lo} \p{M} are empty and \s is the same six
+# characters (compiled with re.ASCII).  cl100k loses its possessive
+# quantifiers (re has them only from Python 3.11): each one either ends its
+# alternative or is followed by something the possessed characters cannot
+# start, so backtracking into it never finds another match; and \s++$
+# (whitespace that runs to the very end) becomes \s+\Z.  This is an argument,
+# so the tests also check every twin against its original.
+GPT2_ASCII = r"""'(?:[sdmt]|ll|ve|re)| ?[A-Za-z]+| ?[0-9]+| ?[^\sA-Za-z0-9]+|\s+(?!\S)|\s+"""
+CL100K_ASCII = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\nA-Za-z0-9]?[A-Za-z]+|[0-9]{1,3}| ?[^\sA-Za-z0-9]+[\r\n]*|"""
+    r"""\s+\Z|\s*[\r\n]|\s+(?!\S)|\s"""
+)
+O200K_ASCII = "|".join(
+    [
+        r"""[^\r\nA-Za-z0-9]?[A-Z]*[a-z]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\nA-Za-z0-9]?[A-Z]+[a-z]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[0-9]{1,3}""",
+        r""" ?[^\sA-Za-z0-9]+[\r\n/]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
+ASCII_TWINS = {GPT2: GPT2_ASCII, GPT2_POSSESSIVE: GPT2_ASCII, CL100K: CL100K_ASCII, O200K: O200K_ASCII}
+
 # "No pre-tokenizer": the whole text is one piece (minbpe's BasicTokenizer,
 # HF's ByteLevel with use_regex=false).  Use it as pat_str for such encodings.
 WHOLE_TEXT = r"[\s\S]+"

@@ -2,7 +2,9 @@
 
     python3 tools/bench_encode_table.py [--rounds 5] [--mb 2] [--docs 1000]
 
-Rows: pybpe C, pybpe Python, tiktoken, Hugging Face tokenizers (a
+Rows: pybpe C, pybpe Python (its piece cache kept between runs, as in any
+long job), pybpe Python on a first call (the cache emptied before each run),
+tiktoken, Hugging Face tokenizers (a
 tokenizer.json exported from the same ranks by pybpe.formats.dump_hf_tokenizer),
 rs-bpe (cl100k only; skipped when not importable).  Columns: gpt2 and
 cl100k_base on three corpora, single thread (encode_ordinary of the whole
@@ -37,6 +39,7 @@ import time
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, HERE)
 
+from pybpe.encoding import Encoding  # noqa: E402
 from pybpe.registry import get_encoding  # noqa: E402
 
 NAMES = ["gpt2", "cl100k_base"]
@@ -120,6 +123,16 @@ def _peers(name, enc, tmp):
     py = get_encoding(name, backend="python")
     out["pybpe C"] = (c.encode_ordinary, lambda d: c.encode_ordinary_batch(d, num_threads=2))
     out["pybpe Python"] = (py.encode_ordinary, lambda d: py.encode_ordinary_batch(d, num_threads=2))
+    # A second Python encoder whose piece cache is emptied before every run:
+    # what a single call on new text costs.
+    cold = Encoding(name, pat_str=enc.pat_str, mergeable_ranks=enc.mergeable_ranks,
+                    special_tokens=enc.special_tokens, backend="python")
+
+    def first_call(encode, arg):
+        cold._table._cache.clear()
+        return encode(arg)
+    out["pybpe Python, first call"] = (lambda t: first_call(cold.encode_ordinary, t),
+                                       lambda d: first_call(lambda x: cold.encode_ordinary_batch(x, num_threads=2), d))
     try:
         import tiktoken
         tk = tiktoken.Encoding(name, pat_str=enc.pat_str, mergeable_ranks=enc.mergeable_ranks,
