@@ -28,6 +28,17 @@ with non-ASCII characters in every position.
 import re
 
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+_BLOCK = 1 << 16  # characters checked at a time for non-ASCII ones
+
+
+def _non_ascii_runs(text, block):
+    # The runs of non-ASCII characters, as matches.  str.isascii() on a
+    # block is a fast C loop; the regex only searches blocks that fail it
+    # (a run across a block boundary comes as two matches, which cut()
+    # handles: the second starts inside the stretch made for the first).
+    for start in range(0, len(text), block):
+        if not text[start:start + block].isascii():
+            yield from _NON_ASCII.finditer(text, start, start + block)
 
 
 def _is_cut(text, p):
@@ -60,7 +71,7 @@ def cut(text, ascii_pattern, pattern):
         return ascii_pattern.findall(text)
     pieces = []
     done = 0  # text[:done] is cut
-    for run in _NON_ASCII.finditer(text):
+    for run in _non_ascii_runs(text, _BLOCK):
         if run.start() < done:
             continue  # inside the last non-ASCII stretch
         start = _cut_before(text, run.start(), done)

@@ -65,6 +65,19 @@ def test_cut_equals_regex_alone(original, twin, text):
 
 
 @pytest.mark.parametrize("original,twin", PAIRS, ids=IDS)
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(text=_mixed_text, block=st.integers(1, 9))
+def test_cut_with_small_blocks(original, twin, text, block):
+    # Non-ASCII runs that straddle the blocks cut() checks them in.
+    old = _asciisplit._BLOCK
+    _asciisplit._BLOCK = block
+    try:
+        assert _asciisplit.cut(text, twin, original) == original.findall(text)
+    finally:
+        _asciisplit._BLOCK = old
+
+
+@pytest.mark.parametrize("original,twin", PAIRS, ids=IDS)
 def test_cut_at_the_edges(original, twin):
     for text in ["é", "é\nA", "a\né", "é\n\nA", "x\né\ny\nb", "ab\nc\né", "é\nab\nc", "a.\n/é", "!\nA\nB\né\nC",
                  "\n\né", "x\n" * 5 + "é" + "y\n" * 5, "Ωmega\nAlpha\nbeta é\nGamma"]:
