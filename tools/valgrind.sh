@@ -9,7 +9,11 @@
 # any record mentions the extension (_bpe_c) or a csrc/ file.
 # Usage: tools/valgrind.sh PYTHON [pytest args...]   (slow: ~50x the normal run)
 set -uo pipefail
-PY=$(${1:-python3} -c 'import sys, os; print(os.path.realpath(sys.executable))'); shift || true
+# sys.executable, not the path as given: a pyenv shim is a shell script,
+# which valgrind would trace instead of Python.  Not its realpath either: a
+# virtual environment's python is a link, and resolving it would leave the
+# environment (and its packages) behind.
+PY=$(${1:-python3} -c 'import sys; print(sys.executable)'); shift || true
 LOG=$(mktemp)
 PYTHONMALLOC=malloc PYBPE_BACKEND=c valgrind --tool=memcheck --track-origins=yes --leak-check=no \
     --num-callers=40 --log-file="$LOG" "$PY" -m pytest -q -p no:cacheprovider "$@"
