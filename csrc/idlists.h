@@ -11,8 +11,9 @@
  * ID once and refers back to it afterwards makes one int object per distinct
  * ID (a few thousand) instead of one per token (millions); ints are
  * immutable, so the sharing is invisible.  The stream is written here
- * without the GIL; reading it is ~3x faster than unpacking the IDs one by
- * one.  pybpe/_cranks.py checks at import time that marshal reads a sample
+ * without the GIL; reading it holds the GIL for 6-9 ns per ID, where
+ * unpacking the IDs one by one took 11-30 (on 630,000 IDs: 5.5 ms in all
+ * against 12.1).  pybpe/_cranks.py checks at import time that marshal reads a sample
  * stream as expected and otherwise unpacks the plain array as before.
  *
  * The stream (marshal format 3 and later, Python 3.4+; numbers are 4-byte

@@ -70,13 +70,18 @@ def split(text, preset):
 
 
 # Python lists from the C output.  Unpacking makes one int object per ID
-# while holding the GIL (~30 ns each): on Shakespeare that was 40% of
-# encode_ordinary_batch on one thread, and the part two threads cannot share.
-# Above _MARSHAL_MIN_IDS the IDs go through csrc/idlists.c instead: a
-# marshal stream, written without the GIL, in which each distinct ID is one
-# int object shared by every place it occurs (marshal.loads is ~3x faster
-# than unpacking).  Below it, the stream's scratch table is not worth it.
-_MARSHAL_MIN_IDS = 1024
+# while holding the GIL (11-30 ns each, more as the output grows): on
+# Shakespeare that was 40% of encode_ordinary_batch on one thread, and the
+# part two threads cannot share.  From _MARSHAL_MIN_IDS IDs on, they go
+# through csrc/idlists.c instead: a marshal stream, written without the GIL,
+# in which each distinct ID is one int object shared by every place it
+# occurs; marshal.loads holds the GIL for 6-9 ns per ID.  For one text the
+# whole cost counts, and the stream's set-up only pays from ~10,000 IDs
+# (measured, gpt2: 6,000 IDs 71 us unpacked vs 79 us; 31,000 IDs 494 vs
+# 313 us; 630,000 IDs 12.1 vs 5.5 ms).  For a batch slice on threads what
+# counts is the time holding the GIL, which the stream cuts at any size.
+_MARSHAL_MIN_IDS = 16384
+_MARSHAL_MIN_IDS_BATCH = 1024
 
 
 def _unpack_lists(out, ends, n_lists):
@@ -117,10 +122,13 @@ def _marshal_reads_idlists():
 _USE_MARSHAL = _marshal_reads_idlists()
 
 
-def _id_lists(out, ends, n_lists):
+def _id_lists(out, ends, n_lists, min_ids=None):
     """n_lists lists of IDs from C output: list i is out[ends[i-1]:ends[i]]
-    (out: uint32_t[], ends: size_t[])."""
-    if _USE_MARSHAL and n_lists and ends[n_lists - 1] >= _MARSHAL_MIN_IDS:
+    (out: uint32_t[], ends: size_t[]); through the marshal stream from
+    min_ids IDs on (default _MARSHAL_MIN_IDS)."""
+    if min_ids is None:
+        min_ids = _MARSHAL_MIN_IDS
+    if _USE_MARSHAL and n_lists and ends[n_lists - 1] >= min_ids:
         lists = _marshal_lists(out, ends, n_lists)
         if lists is not None:
             return lists
@@ -228,7 +236,7 @@ class RankTable:
         status = lib.bpe_ranks_encode_batch(self._table, preset, ffi.from_buffer(data), len(data),
                                             text_ends, n, out, out_ends)
         _check(status, "encoding")
-        return _id_lists(out, out_ends, n)
+        return _id_lists(out, out_ends, n, _MARSHAL_MIN_IDS_BATCH)
 
     def encode_to_buffer(self, data, preset, itemsize=4):
         """IDs of UTF-8 `data` (one text) as an array of 4- or 2-byte
