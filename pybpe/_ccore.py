@@ -467,14 +467,8 @@ class WordCounter:
         when absent) with its count; units is "bytes", "chars", "suffix" or "symbol"."""
         if not isinstance(symtab, SymbolTable):
             raise TypeError("word_table needs a _ccore.SymbolTable, not %s" % type(symtab).__name__)
-        if units not in UNITS:
-            raise ValueError("units must be one of %s, not %r" % (", ".join(map(repr, UNITS)), units))
-        mark = b""
-        if units in ("suffix", "symbol"):
-            mark = _utf8(marker, "marker")
-            if not mark:
-                raise ValueError("units %r needs a non-empty marker" % units)
+        mode, mark = _units_marker(units, marker)
         table = WordTable()
-        _check(lib.bpe_counter_word_table(self._ptr, symtab._ptr, UNITS[units], mark, len(mark),
+        _check(lib.bpe_counter_word_table(self._ptr, symtab._ptr, mode, mark, len(mark),
                                           table._ptr), "WordCounter.word_table")
         return table

@@ -661,13 +661,7 @@ class Merger:
         """
         if not isinstance(symtab, SymbolTable):
             raise TypeError("encode_text needs a _pycore.SymbolTable, not %s" % type(symtab).__name__)
-        if units not in UNITS:
-            raise ValueError("units must be one of %s, not %r" % (", ".join(map(repr, UNITS)), units))
-        mark = b""
-        if units in ("suffix", "symbol"):
-            mark = _utf8(marker, "marker")
-            if not mark:
-                raise ValueError("units %r needs a non-empty marker" % units)
+        mark = _marker_bytes(units, marker)
         unk = _check_ids((unk,), "unk")[0]
         if not isinstance(text, str):
             raise TypeError("text must be str, not %s" % type(text).__name__)
@@ -724,6 +718,18 @@ class Merger:
 # ---------------------------------------------------------------------------
 
 UNITS = ("bytes", "chars", "suffix", "symbol")
+
+
+def _marker_bytes(units, marker):
+    """The marker's UTF-8 for a units name (b"" unless "suffix" / "symbol"), checked."""
+    if units not in UNITS:
+        raise ValueError("units must be one of %s, not %r" % (", ".join(map(repr, UNITS)), units))
+    if units not in ("suffix", "symbol"):
+        return b""
+    mark = _utf8(marker, "marker")
+    if not mark:
+        raise ValueError("units %r needs a non-empty marker" % units)
+    return mark
 
 
 def _utf8(text, what):
@@ -795,13 +801,7 @@ class WordCounter:
         """
         if not isinstance(symtab, SymbolTable):
             raise TypeError("word_table needs a _pycore.SymbolTable, not %s" % type(symtab).__name__)
-        if units not in UNITS:
-            raise ValueError("units must be one of %s, not %r" % (", ".join(map(repr, UNITS)), units))
-        mark = b""
-        if units in ("suffix", "symbol"):
-            mark = _utf8(marker, "marker")
-            if not mark:
-                raise ValueError("units %r needs a non-empty marker" % units)
+        mark = _marker_bytes(units, marker)
         lookup, ids = symtab.lookup, {}
 
         def symbol(unit):  # bytes -> ID, NO_SYMBOL when absent; cached per unit
