@@ -177,6 +177,28 @@ static size_t pt_contraction(const unsigned char *t, size_t len, size_t pos)
     return 0;
 }
 
+/* What cl100k and o200k try after their letter alternatives:
+ * \p{N}{1,3} | ' '?[^\s\p{L}\p{N}]+ then any "\r" and "\n" (and "/" when
+ * slash_too: o200k's [\r\n/]*) | their whitespace rules (spaces_mode as
+ * pt_spaces takes it).  c0 is the character at pos. */
+static size_t pt_numbers_marks_spaces(const unsigned char *t, size_t len, size_t pos,
+                                      pt_char c0, int slash_too, int spaces_mode)
+{
+    size_t a;
+    if (c0.bit == M_NUMBER)
+        return pt_run(t, len, c0.next, M_NUMBER, 2); /* 1 + 2 more */
+    a = pos;
+    if (c0.cp == ' ' && c0.next < len && (pt_at(t, len, c0.next).bit & M_OTHER))
+        a = c0.next;
+    if (pt_at(t, len, a).bit & M_OTHER) {
+        a = pt_run(t, len, a, M_OTHER, 0);
+        while (a < len && (t[a] == '\r' || t[a] == '\n' || (slash_too && t[a] == '/')))
+            a++;
+        return a;
+    }
+    return pt_spaces(t, len, pos, spaces_mode);
+}
+
 /* cl100k:  '(?i:[sdmt]|ll|ve|re) | [^\r\n\p{L}\p{N}]?+\p{L}++ |
  *          \p{N}{1,3}+ | ?[^\s\p{L}\p{N}]++[\r\n]*+ | \s++$ | \s*[\r\n] |
  *          \s+(?!\S) | \s                                                 */
@@ -193,18 +215,7 @@ static size_t pt_cl100k(const unsigned char *t, size_t len, size_t pos)
         if (c1.bit & M_LETTER)
             return pt_run(t, len, c1.next, M_LETTER, 0);
     }
-    if (c0.bit == M_NUMBER)
-        return pt_run(t, len, c0.next, M_NUMBER, 2); /* 1 + 2 more */
-    a = pos;
-    if (c0.cp == ' ' && c0.next < len && (pt_at(t, len, c0.next).bit & M_OTHER))
-        a = c0.next;
-    if (pt_at(t, len, a).bit & M_OTHER) {
-        a = pt_run(t, len, a, M_OTHER, 0);
-        while (a < len && (t[a] == '\r' || t[a] == '\n'))
-            a++;
-        return a;
-    }
-    return pt_spaces(t, len, pos, 1);
+    return pt_numbers_marks_spaces(t, len, pos, c0, 0, 1);
 }
 
 /* o200k's two letter alternatives from s (the optional prefix character
@@ -260,18 +271,7 @@ static size_t pt_o200k(const unsigned char *t, size_t len, size_t pos)
         if ((a = pt_o200k_letters(t, len, pos, alt)) != 0)
             return a;
     }
-    if (c0.bit == M_NUMBER)
-        return pt_run(t, len, c0.next, M_NUMBER, 2); /* 1 + 2 more */
-    a = pos;
-    if (c0.cp == ' ' && c0.next < len && (pt_at(t, len, c0.next).bit & M_OTHER))
-        a = c0.next;
-    if (pt_at(t, len, a).bit & M_OTHER) {
-        a = pt_run(t, len, a, M_OTHER, 0);
-        while (a < len && (t[a] == '\r' || t[a] == '\n' || t[a] == '/'))
-            a++;
-        return a;
-    }
-    return pt_spaces(t, len, pos, 2);
+    return pt_numbers_marks_spaces(t, len, pos, c0, 1, 2);
 }
 
 size_t bpe_pretok_next(int pattern, const unsigned char *text, size_t len,
