@@ -611,6 +611,20 @@ static void init_units(units_ctx *u, int units)
     }
 }
 
+/* Checks a units mode and its marker: BPE_EINVAL for an unknown mode or a
+ * missing marker where one is needed, BPE_ETOOBIG for a marker too long to
+ * build symbols with.  Modes without a marker get *marker_len = 0. */
+static int units_check(int units, const char *marker, size_t *marker_len)
+{
+    if (units < BPE_UNITS_BYTES || units > BPE_UNITS_SYMBOL)
+        return BPE_EINVAL;
+    if (units == BPE_UNITS_BYTES || units == BPE_UNITS_CHARS)
+        *marker_len = 0;
+    else if (marker == NULL || *marker_len == 0)
+        return BPE_EINVAL;
+    return *marker_len > SIZE_MAX - 4 ? BPE_ETOOBIG : BPE_OK;
+}
+
 /* Allocates u's memory (check with units_ready; units_close either way). */
 static void units_open(units_ctx *u, const bpe_symtab *symtab,
                        const char *marker, size_t marker_len)
@@ -647,14 +661,12 @@ int bpe_counter_word_table(const bpe_counter *counter,
     uint64_t *freqs = NULL;
     int status = BPE_ENOMEM;
 
-    if (counter == NULL || symtab == NULL || words == NULL ||
-        units < BPE_UNITS_BYTES || units > BPE_UNITS_SYMBOL)
+    if (counter == NULL || symtab == NULL || words == NULL)
         return BPE_EINVAL;
-    if (units == BPE_UNITS_BYTES || units == BPE_UNITS_CHARS)
-        marker_len = 0;
-    else if (marker == NULL || marker_len == 0)
-        return BPE_EINVAL;
-    if (marker_len > SIZE_MAX - 4 || counter->n > SIZE_MAX / 2 - 1 ||
+    if ((status = units_check(units, marker, &marker_len)) != BPE_OK)
+        return status;
+    status = BPE_ENOMEM;
+    if (counter->n > SIZE_MAX / 2 - 1 ||
         counter->arena_len > SIZE_MAX / sizeof *syms - counter->n - 1)
         return BPE_ETOOBIG;
     units_open(&u, symtab, marker, marker_len);
@@ -769,16 +781,12 @@ int bpe_encode_text(const bpe_merger *merger, const bpe_symtab *symtab,
     int status = BPE_ENOMEM;
 
     if (merger == NULL || symtab == NULL || n_out == NULL ||
-        (text == NULL && len != 0) || (out == NULL && out_cap != 0) ||
-        units < BPE_UNITS_BYTES || units > BPE_UNITS_SYMBOL)
+        (text == NULL && len != 0) || (out == NULL && out_cap != 0))
         return BPE_EINVAL;
     *n_out = 0;
-    if (units == BPE_UNITS_BYTES || units == BPE_UNITS_CHARS)
-        marker_len = 0;
-    else if (marker == NULL || marker_len == 0)
-        return BPE_EINVAL;
-    if (marker_len > SIZE_MAX - 4)
-        return BPE_ETOOBIG;
+    if ((status = units_check(units, marker, &marker_len)) != BPE_OK)
+        return status;
+    status = BPE_ENOMEM;
     if (len == 0)
         return BPE_OK;
     if (!validate(p, len, &nchars))
