@@ -31,7 +31,9 @@ enum {
     BPE_OK = 0,
     BPE_ENOMEM = -1,   /* an allocation failed; the object is unchanged */
     BPE_EINVAL = -2,   /* an argument is out of range (unknown ID, ...)  */
-    BPE_ETOOBIG = -3   /* a size does not fit the core's 32-bit indices   */
+    BPE_ETOOBIG = -3,  /* a size does not fit the core's 32-bit indices   */
+    BPE_EOVERFLOW = -4 /* a count (a sum of uint64 frequencies) would pass
+                        * 2^64 - 1; counts never wrap around           */
 };
 
 /* A symbol ID that never names a symbol: callers use it for "unknown"
@@ -102,7 +104,8 @@ typedef struct {
  * Pairs with BPE_NO_SYMBOL on either side are not counted.
  * Example: "a b a b" x1, "b a" x2 -> [(a,b): 2, (b,a): 3].
  * On success *pairs_out is a new array the caller frees with bpe_free, and
- * *n_out its length (0 and NULL for a table with no pair). */
+ * *n_out its length (0 and NULL for a table with no pair).  BPE_EOVERFLOW
+ * when a pair's count would pass 2^64 - 1. */
 int bpe_count_pairs(const bpe_words *words, bpe_pair_count **pairs_out,
                     size_t *n_out);
 
@@ -143,7 +146,8 @@ typedef struct {
  * trainer, and the trainer adds merged strings to it.  Every symbol in
  * `words` must be an ID of `symtab` or BPE_NO_SYMBOL (which never pairs:
  * the word is cut there); otherwise, or when min_frequency is 0,
- * BPE_EINVAL.  BPE_ETOOBIG when the words hold 2^32 - 1 symbols or more.
+ * BPE_EINVAL.  BPE_ETOOBIG when the words hold 2^32 - 1 symbols or more;
+ * BPE_EOVERFLOW when a pair's weighted count would pass 2^64 - 1.
  *   min_frequency     stop when the best count is below it (>= 1)
  *   max_token_units   never create a symbol made of more than this many
  *                     initial symbols (0 = no limit); every symbol already
@@ -158,7 +162,9 @@ void bpe_trainer_free(bpe_trainer *trainer);
  * reaches `target_size` entries (checked before each merge), when no pair
  * is left, or when the best count is below min_frequency.  The merges done
  * are written to out[0..*n_out).  Returns BPE_OK (with *n_out < max_steps
- * meaning training is finished) or a negative status.  After a failure
+ * meaning training is finished) or a negative status: BPE_EOVERFLOW when a
+ * merge would make some pair's count pass 2^64 - 1 (merges can add the
+ * counts of two pairs that build the same string).  After a failure
  * (BPE_ENOMEM, ...) the merges completed before it are still in out, but
  * the trainer is marked failed -- a step that stopped half-way leaves it
  * inconsistent -- and every later call returns the same status.  Long calls are fine without the GIL:

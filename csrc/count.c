@@ -320,7 +320,7 @@ static int count_hashed(bpe_counter *c, const unsigned char *w, size_t len,
             (len <= 8 ||
              memcmp(c->arena + e->off + 8, w + 8, len - 8) == 0)) {
             if (e->count > UINT64_MAX - freq)
-                return BPE_ETOOBIG;
+                return BPE_EOVERFLOW;  /* a count never wraps */
             e->count += freq;
             return BPE_OK;
         }

@@ -39,9 +39,9 @@ void bpe_counter_free(bpe_counter *counter);
  * to:2, be:1, or:1, not:1 (new words in that order).  text must be
  * (surrogate-tolerant) UTF-8; otherwise BPE_EINVAL and nothing is counted.
  * Batches may be cut anywhere whitespace is: counting "a b" then "b c" is
- * counting "a b\nb c".  BPE_ENOMEM / BPE_ETOOBIG (2^32 - 1 distinct words,
- * or a count past 2^64 - 1) leave the words before the failure counted and
- * the counter consistent. */
+ * counting "a b\nb c".  BPE_ENOMEM, BPE_ETOOBIG (2^32 - 1 distinct words)
+ * and BPE_EOVERFLOW (a count past 2^64 - 1) leave the words before the
+ * failure counted and the counter consistent. */
 int bpe_counter_add_text(bpe_counter *counter, const char *text, size_t len);
 
 /* Counts n_words given words: word i is the next lengths[i] *characters*

@@ -50,6 +50,18 @@
  * (pop stale occurrences off its heap); if it moved, re-push and pop again.
  * An exact top wins: every other pair has a lower count, or the same count
  * and a lower bound >= our true key (and no two pairs share a valid key).
+ *
+ * COUNTS NEVER WRAP.  A pair's count is a sum of uint64 word frequencies and
+ * may pass 2^64 - 1 (two words of 2^63 share a pair; or a merge joins the
+ * counts of two pairs that build the same string).  Within a step a count
+ * goes up and down as occurrences are added and removed, so an intermediate
+ * sum may pass 2^64 - 1 although the count after the step fits.  Each
+ * record therefore keeps `carry`, the count's bits above 64 (modulo 2^32,
+ * which is exact: a count is below 2^32 occurrences times 2^64): the true
+ * count is carry * 2^64 + count.  After building and after every step a
+ * touched pair with carry != 0 fails the trainer with BPE_EOVERFLOW --
+ * exactly when a true count passes 2^64 - 1, which is the rule the Python
+ * twin checks on its unbounded ints.
  */
 #include <assert.h>
 #include <stdlib.h>
@@ -80,7 +92,8 @@
 
 typedef struct {
     uint32_t left, right;
-    uint64_t count;          /* invariant (1) */
+    uint64_t count;          /* invariant (1), the low 64 bits */
+    uint32_t carry;          /* the bits above them (see COUNTS NEVER WRAP) */
     uint32_t *occ;           /* min-heap of keys (left-node indices) */
     size_t occ_len, occ_cap;
     uint32_t key_lb;         /* invariant (3) */
@@ -340,12 +353,16 @@ static int touch(bpe_trainer *t, uint32_t p)
     return BPE_OK;
 }
 
-/* Adds frequency f to the count of `r`, keeping nlive in step. */
+/* Adds frequency f to the count of `r`, keeping nlive in step.  (nlive
+ * may drift while a count is past 2^64 - 1; the trainer fails right after
+ * such a step, so it is never used then.) */
 static void count_add(bpe_trainer *t, pair_rec *r, uint64_t f)
 {
-    if (r->count == 0 && f > 0 && !r->banned)
+    if (r->count == 0 && r->carry == 0 && f > 0 && !r->banned)
         t->nlive++;
     r->count += f;
+    if (r->count < f)
+        r->carry++;  /* wrapped: the true count went past 2^64 - 1 */
 }
 
 /* The valid occurrence of pair p at node `key` of a word of frequency f is
@@ -356,9 +373,11 @@ static int occ_remove(bpe_trainer *t, uint32_t p, uint32_t key, uint64_t f)
 
     assert(p != BPE__NONE);  /* a valid occurrence has a record */
     r = &t->pairs[p];
-    assert(r->count >= f);
+    assert(r->count >= f || r->carry != 0);
+    if (r->count < f)
+        r->carry--;  /* borrow from the bits above 64 */
     r->count -= f;
-    if (r->count == 0 && f > 0 && !r->banned)
+    if (r->count == 0 && r->carry == 0 && f > 0 && !r->banned)
         t->nlive--;
     if (key == r->key_lb)
         r->exact = 0;  /* the bound may now be below every valid key */
@@ -455,9 +474,14 @@ bpe_trainer *bpe_trainer_new(bpe_symtab *symtab, const bpe_words *words,
                           t->freq[nd->word])) != BPE_OK)
             goto cleanup;
     }
-    for (k = 0; k < t->ntouched; k++)
+    for (k = 0; k < t->ntouched; k++) {
         t->pairs[t->touched[k]].touched = 0;
+        if (t->pairs[t->touched[k]].carry != 0)
+            st = BPE_EOVERFLOW;  /* a pair's count passed 2^64 - 1 */
+    }
     t->ntouched = 0;
+    if (st != BPE_OK)
+        goto cleanup;
     if ((st = bpe__reserve((void **)&t->heap, &t->heap_cap, t->nlive + 1,
                            sizeof *t->heap)) != BPE_OK)
         goto cleanup;
@@ -671,12 +695,16 @@ cleanup:
 }
 
 /* Invariant (4) again: one fresh entry per pair touched this step, and a
- * rebuild when stale entries dominate. */
+ * rebuild when stale entries dominate.  BPE_EOVERFLOW when a touched
+ * pair's count passed 2^64 - 1 (only touched counts changed). */
 static int push_touched(bpe_trainer *t)
 {
     size_t k;
     int status = BPE_OK;
 
+    for (k = 0; k < t->ntouched; k++)
+        if (t->pairs[t->touched[k]].carry != 0)
+            status = BPE_EOVERFLOW;
     for (k = 0; k < t->ntouched; k++) {
         pair_rec *r = &t->pairs[t->touched[k]];
         r->touched = 0;

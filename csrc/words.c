@@ -167,6 +167,10 @@ int bpe_count_pairs(const bpe_words *words, bpe_pair_count **pairs_out,
                 out[n].count = 0;
                 at = (uint32_t)n++;
             }
+            if (out[at].count > UINT64_MAX - words->freq[w]) {
+                status = BPE_EOVERFLOW;  /* counts never wrap around */
+                goto cleanup;
+            }
             out[at].count += words->freq[w];
         }
     }

@@ -14,6 +14,7 @@ from array import array
 from itertools import accumulate, chain
 
 from pybpe._bpe_c import ffi, lib
+from pybpe.errors import COUNT_OVERFLOW
 
 __all__ = [
     "NO_SYMBOL", "SymbolTable", "WordTable", "count_pairs", "find_best_pair",
@@ -29,6 +30,7 @@ _ERRORS = {
     lib.BPE_ENOMEM: (MemoryError, "out of memory"),
     lib.BPE_EINVAL: (ValueError, "invalid argument"),
     lib.BPE_ETOOBIG: (OverflowError, "a size does not fit the core's 32-bit indices"),
+    lib.BPE_EOVERFLOW: (OverflowError, COUNT_OVERFLOW),
 }
 
 
@@ -43,8 +45,9 @@ def _check(status, what):
 def _check_int(value, name, low, high):
     if not isinstance(value, int):
         raise TypeError("%s must be an int, not %s" % (name, type(value).__name__))
-    if not low <= value <= high:
-        raise ValueError("%s must be in %d..%d, got %d" % (name, low, high, value))
+    if not low <= value <= high:  # (spelt as _pycore spells the uint64 bound)
+        raise ValueError("%s must be in %d..%s, got %d"
+                         % (name, low, "2**64-1" if high == _MAX_U64 else high, value))
     return int(value)
 
 

@@ -11,6 +11,8 @@ import heapq
 from bisect import bisect_right
 from operator import itemgetter
 
+from .errors import COUNT_OVERFLOW
+
 __all__ = [
     "NO_SYMBOL", "SymbolTable", "WordTable", "count_pairs", "find_best_pair",
     "merge_pair", "Trainer", "Merger", "WordCounter", "UNITS",
@@ -19,7 +21,10 @@ __all__ = [
 # The "unknown" symbol (BPE_NO_SYMBOL): it takes part in no pair, so it is
 # never counted, never merged, and never created by the trainer.
 NO_SYMBOL = 0xFFFFFFFF
-_MAX_FREQUENCY = 2**64 - 1  # frequencies are uint64_t in C
+# Frequencies and counts are uint64_t in C, where a count that would pass
+# this is an error (BPE_EOVERFLOW), never a wrap-around; the checks below
+# raise the same OverflowError(COUNT_OVERFLOW) at the same points.
+_MAX_FREQUENCY = 2**64 - 1
 
 
 def _check_ids(symbols, what):
@@ -173,14 +178,20 @@ def count_pairs(words):
     >>> count_pairs(WordTable([([1, 2], 5), ([2, 1, 2], 1)]))
     {(1, 2): 6, (2, 1): 1}
     """
+    return _count_pairs(words, "count_pairs")
+
+
+def _count_pairs(words, what):
     if not isinstance(words, WordTable):
-        raise TypeError("count_pairs needs a _pycore.WordTable, not %s" % type(words).__name__)
+        raise TypeError("%s needs a _pycore.WordTable, not %s" % (what, type(words).__name__))
     counts = {}
     get = counts.get
     for symbols, freq in zip(words._words, words._freqs):
         for pair in zip(symbols, symbols[1:]):
             if NO_SYMBOL not in pair:
                 counts[pair] = get(pair, 0) + freq
+    if counts and max(counts.values()) > _MAX_FREQUENCY:
+        raise OverflowError("%s: %s" % (what, COUNT_OVERFLOW))
     return counts
 
 
@@ -195,7 +206,7 @@ def find_best_pair(words):
     >>> find_best_pair(WordTable([([7], 3)])) is None
     True
     """
-    counts = count_pairs(words)
+    counts = _count_pairs(words, "find_best_pair")
     if not counts:
         return None
     return max(counts.items(), key=itemgetter(1))
@@ -347,6 +358,9 @@ class Trainer:
                 rec[0] += frq[i]
                 rec[1].append(i)
                 rec[4] += 1
+        if recs and max(rec[0] for rec in recs.values()) > _MAX_FREQUENCY:
+            raise OverflowError("Trainer: %s" % COUNT_OVERFLOW)
+        self._failed = None  # the error every later run repeats (as C's trainer does)
         self._heap = [(-rec[0], rec[2], pair) for pair, rec in recs.items() if rec[0]]
         heapq.heapify(self._heap)
 
@@ -359,6 +373,8 @@ class Trainer:
         """
         target_size = _check_count(target_size, "target_size", 0)
         max_steps = _check_count(max_steps, "max_steps", 0)
+        if self._failed is not None:
+            raise self._failed
         symtab, units = self._symtab, self._units
         done = []
         while len(done) < max_steps and len(symtab) < target_size:
@@ -371,7 +387,11 @@ class Trainer:
             if m >= len(units):  # a new string (or one added to the table meanwhile)
                 units.extend([1] * (m + 1 - len(units)))
                 units[m] = units[a] + units[b]
-            self._merge(pair, a, b, m)
+            if not self._merge(pair, a, b, m):
+                # A count passed 2**64 - 1; the C trainer stops at the same
+                # step, marked failed.
+                self._failed = OverflowError("Trainer.run: %s" % COUNT_OVERFLOW)
+                raise self._failed
             done.append((a, b, m, count))
         return done
 
@@ -404,7 +424,9 @@ class Trainer:
         return None
 
     def _merge(self, pair, a, b, m):
-        """Rewrite every valid occurrence of (a, b) as m, updating pair records."""
+        """Rewrite every valid occurrence of (a, b) as m, updating pair records.
+
+        False when some count passed 2**64 - 1 (the step is then not undone)."""
         sym, prv, nxt, frq, recs = self._sym, self._prv, self._nxt, self._frq, self._recs
         push, get = heapq.heappush, recs.get
         changed = {pair}
@@ -483,12 +505,16 @@ class Trainer:
                         rec[2], rec[3] = i, True
                 changed.add(key)
         heap = self._heap
+        fits = True
         for key in changed:
             rec = recs[key]
             if rec[0] > 0:
                 push(heap, (-rec[0], rec[2], key))
+                if rec[0] > _MAX_FREQUENCY:
+                    fits = False
             elif rec[4] == 0:
                 del recs[key]  # no valid occurrence left
+        return fits
 
 
 # ---------------------------------------------------------------------------
@@ -738,6 +764,12 @@ def _utf8(text, what):
     return text.encode("utf-8", "surrogatepass")
 
 
+# add_text adds at most one per word, so no count can pass 2**64 - 1 in it
+# unless some count is already this big (only add_words can get it there):
+# below it, add_text skips the per-word check.
+_BIG_COUNT = 2**63
+
+
 class WordCounter:
     """Distinct words with counts, in first-appearance order.
 
@@ -748,6 +780,7 @@ class WordCounter:
 
     def __init__(self):
         self._counts = {}
+        self._big = False  # has any count reached _BIG_COUNT (see add_text)?
 
     def add_text(self, text):
         """Count the words of text.split()."""
@@ -755,6 +788,13 @@ class WordCounter:
             raise TypeError("text must be str, not %s" % type(text).__name__)
         counts = self._counts
         get = counts.get
+        if self._big:  # some count is near 2**64: check each addition, as C does
+            for word in text.split():
+                total = get(word, 0) + 1
+                if total > _MAX_FREQUENCY:
+                    raise OverflowError("WordCounter.add_text: %s" % COUNT_OVERFLOW)
+                counts[word] = total
+            return
         for word in text.split():
             counts[word] = get(word, 0) + 1
 
@@ -777,8 +817,10 @@ class WordCounter:
         for word, f in zip(words, frequencies):
             total = get(word, 0) + f
             if total > _MAX_FREQUENCY:
-                raise OverflowError("WordCounter.add_words: a count does not fit 64 bits")
+                raise OverflowError("WordCounter.add_words: %s" % COUNT_OVERFLOW)
             counts[word] = total
+            if total >= _BIG_COUNT:
+                self._big = True
 
     def __len__(self):
         return len(self._counts)

@@ -1,9 +1,14 @@
-"""pybpe's exceptions.
+"""pybpe's exceptions, and the error texts both backends must share.
 
-Only one is pybpe's own: FormatError, for vocabulary and model files that are
-corrupt, truncated or hostile.  It is a ValueError, so code that already
-catches ValueError keeps working; its message names the file and the problem.
+Only one exception is pybpe's own: FormatError, for vocabulary and model files
+that are corrupt, truncated or hostile.  It is a ValueError, so code that
+already catches ValueError keeps working; its message names the file and the
+problem.  COUNT_OVERFLOW is the text of the OverflowError both cores raise
+when a word or pair count would pass 2**64 - 1 (C's BPE_EOVERFLOW), kept here
+so the two spellings cannot drift apart.
 """
+
+COUNT_OVERFLOW = "a count would pass 2**64 - 1 (counts are 64-bit and never wrap around)"
 
 
 class FormatError(ValueError):

@@ -27,6 +27,8 @@ FORMAT_VERSION = 1
 # Encoded words are cached per tokenizer; past this many the cache starts over
 # (a plain dict clear: cheaper than LRU bookkeeping, and text re-warms it fast).
 WORD_CACHE_LIMIT = 200_000
+# Word and pair counts are 64-bit in the C core (and checked to fit on both).
+_MAX_COUNT = 2**64 - 1
 
 
 class Tokenizer:
@@ -201,9 +203,9 @@ class BPETokenizer(Tokenizer):
             for word in words:
                 if not isinstance(word, str):
                     raise TypeError("word %r in counts is %s, not str" % (word, type(word).__name__))
-        if not (set(map(type, freqs)) <= {int} and (not freqs or min(freqs) >= 0)):
+        if not (set(map(type, freqs)) <= {int} and (not freqs or 0 <= min(freqs) <= max(freqs) <= _MAX_COUNT)):
             for word, freq in zip(words, freqs):
-                _check_count("frequency of word %r" % (word,), freq, minimum=0)
+                _check_count("frequency of word %r" % (word,), freq, minimum=0, maximum=_MAX_COUNT)
         counter = self._core.WordCounter()
         counter.add_words(words, freqs)
         self._train_counter(counter, progress)
@@ -529,11 +531,13 @@ def _dump_json(document):
 
 
 # -- argument checks (one place, clear messages) -------------------------------------
-def _check_count(name, value, *, minimum):
+def _check_count(name, value, *, minimum, maximum=None):
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError("%s must be an int, not %s" % (name, type(value).__name__))
     if value < minimum:
         raise ValueError("%s must be >= %d, not %d" % (name, minimum, value))
+    if maximum is not None and value > maximum:
+        raise ValueError("%s must be <= %d, not %d" % (name, maximum, value))
     return value
 
 

@@ -435,6 +435,70 @@ static void test_trainer_errors(void)
     bpe_symtab_free(t);
 }
 
+/* Counts past 2^64 - 1 are BPE_EOVERFLOW, never a wrap-around that changes
+ * which pair wins: at the start (a, b occurs in two words of 2^63), after a
+ * merge ("abc" is built from a+bc and from ab+c, joining two (abc, d) counts
+ * of 2^63), but not when a sum passes 2^64 - 1 only inside a step. */
+static void test_counts_never_wrap(void)
+{
+    const uint64_t half = UINT64_C(1) << 63, quarter = UINT64_C(1) << 62;
+    bpe_symtab *t = bpe_symtab_new();
+    bpe_words *w = bpe_words_new();
+    bpe_pair_count *pairs = NULL, best;
+    bpe_trainer *tr;
+    bpe_merge out[8];
+    size_t n = 9;
+    int status = 0;
+    uint32_t a = intern(t, "a"), b = intern(t, "b"), x = intern(t, "x");
+    uint32_t ab[] = {a, b}, xab[] = {x, a, b};
+
+    CHECK(bpe_words_add(w, ab, 2, half) == BPE_OK);
+    CHECK(bpe_words_add(w, xab, 3, half) == BPE_OK);
+    CHECK(bpe_count_pairs(w, &pairs, &n) == BPE_EOVERFLOW && pairs == NULL);
+    CHECK(bpe_find_best_pair(w, &best) == BPE_EOVERFLOW);
+    CHECK(bpe_trainer_new(t, w, 1, 0, &status) == NULL && status == BPE_EOVERFLOW);
+    bpe_words_free(w);
+    bpe_symtab_free(t);
+
+    t = bpe_symtab_new();
+    w = bpe_words_new();
+    {
+        uint32_t a2 = intern(t, "a"), bc = intern(t, "bc"), ab2 = intern(t, "ab");
+        uint32_t c = intern(t, "c"), d = intern(t, "d");
+        uint32_t w1[] = {a2, bc, d}, w2[] = {ab2, c, d};
+        CHECK(bpe_words_add(w, w1, 3, half) == BPE_OK);
+        CHECK(bpe_words_add(w, w2, 3, half) == BPE_OK);
+        CHECK(bpe_words_add(w, w1, 2, 1) == BPE_OK);
+        CHECK(bpe_words_add(w, w2, 2, 1) == BPE_OK);
+        tr = bpe_trainer_new(t, w, 1, 0, &status);
+        CHECK(tr != NULL && status == BPE_OK);
+        CHECK(bpe_trainer_run(tr, 100, 8, out, &n) == BPE_EOVERFLOW);
+        CHECK(n == 1 && out[0].left == a2 && out[0].count == half + 1);
+        CHECK(bpe_trainer_run(tr, 100, 8, out, &n) == BPE_EOVERFLOW && n == 0);
+        bpe_trainer_free(tr);
+    }
+    bpe_words_free(w);
+    bpe_symtab_free(t);
+
+    t = bpe_symtab_new();
+    w = bpe_words_new();
+    {
+        uint32_t a3 = intern(t, "a"), b3 = intern(t, "b"), ab3 = intern(t, "ab");
+        uint32_t w1[] = {b3, a3, b3}, w2[] = {a3, b3, ab3}, w3[] = {b3, ab3}, w4[] = {a3, b3};
+        CHECK(bpe_words_add(w, w1, 3, quarter) == BPE_OK);
+        CHECK(bpe_words_add(w, w2, 3, quarter) == BPE_OK);
+        CHECK(bpe_words_add(w, w3, 2, half) == BPE_OK);
+        CHECK(bpe_words_add(w, w4, 2, half - quarter + 1) == BPE_OK);
+        tr = bpe_trainer_new(t, w, 1, 0, &status);
+        CHECK(tr != NULL && status == BPE_OK);
+        CHECK(bpe_trainer_run(tr, 100, 8, out, &n) == BPE_OK && n >= 1);
+        CHECK(out[0].left == a3 && out[0].right == b3);
+        bpe_trainer_free(tr);
+    }
+    bpe_words_free(w);
+    bpe_symtab_free(t);
+}
+
 /* A word of a million "a"s: "a" * 2^k collapses in k merges, each linear. */
 static void test_trainer_long_word(void)
 {
@@ -699,6 +763,7 @@ int main(void)
     RUN(test_merge_pair_skip_two);
     RUN(test_words_add_many);
     RUN(test_trainer_errors);
+    RUN(test_counts_never_wrap);
     RUN(test_trainer_random);
     RUN(test_trainer_long_word);
     RUN(test_merger_same_result);

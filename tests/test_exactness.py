@@ -1,0 +1,135 @@
+"""Exact answers at the edges: 64-bit counts and the caches (issue 11, "Wrong answers").
+
+Counts are uint64 in C.  A count that would pass 2**64 - 1 -- a word count,
+a pair count in count_pairs, a pair count in the trainer at the start or
+after any merge -- is an OverflowError with the same message on both
+backends, never a wrap-around that quietly changes which pair wins.  The
+caches (the tokenizer's word cache, the Python backend's piece and word
+caches) must never lose an entry the current call still needs.
+"""
+import pytest
+
+import pybpe
+from pybpe import _backend, reference
+from pybpe.errors import COUNT_OVERFLOW
+
+BACKENDS = _backend.available()
+MAX = 2**64 - 1
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request):
+    return request.param
+
+
+@pytest.fixture
+def core(backend):
+    return _backend.get(backend)
+
+
+def overflow(what):
+    """pytest.raises for the shared overflow error of `what`."""
+    return pytest.raises(OverflowError, match="^%s: %s$" % (what, _escaped(COUNT_OVERFLOW)))
+
+
+def _escaped(text):
+    import re
+
+    return re.escape(text)
+
+
+# -- the issue's reproducer ------------------------------------------------------------
+
+def test_issue_reproducer_is_an_error_not_a_wrong_answer(backend):
+    tok = pybpe.BPETokenizer(vocab_size=20, backend=backend)
+    with overflow("Trainer"):  # (a, b ) counts 2**63 + 2**63 = 2**64
+        tok.train_from_counts({"ab": 2**63, "xab": 2**63})
+    assert not tok.is_trained  # nothing half-installed
+
+
+def test_largest_count_that_fits_trains_like_the_reference(backend):
+    counts = {"ab": 2**63, "xab": 2**63 - 1}  # (a, b ) counts exactly 2**64 - 1
+    tok = pybpe.BPETokenizer(vocab_size=20, backend=backend)
+    tok.train_from_counts(counts)
+    words = [(tuple(w[:-1]) + (w[-1] + " ",), f) for w, f in counts.items()]
+    vocab, merges = reference.learn(words, tok.flavour.base_vocab(set("abx")), 20)
+    assert tok.merges == merges == [("a", "b "), ("x", "ab ")]
+    assert tok._merge_counts == [MAX, 2**63 - 1]
+
+
+def test_frequency_past_64_bits_names_the_word(backend):
+    tok = pybpe.BPETokenizer(backend=backend)
+    with pytest.raises(ValueError, match="'big'"):
+        tok.train_from_counts({"ok": 1, "big": 2**64})
+
+
+# -- word counting ---------------------------------------------------------------------
+
+def test_word_counts_never_wrap(core):
+    counter = core.WordCounter()
+    counter.add_words(["w", "v"], [MAX, 1])
+    with overflow("WordCounter.add_text"):
+        counter.add_text("v w v")
+    assert dict(counter.items())["v"] == 2  # counted up to the failure, as documented
+    with overflow("WordCounter.add_words"):
+        counter.add_words(["w"], [1])
+    counter.add_words(["w"], [0])
+    assert dict(counter.items())["w"] == MAX
+    fresh = core.WordCounter()
+    with overflow("WordCounter.add_words"):
+        fresh.add_words(["x", "x"], [2**63, 2**63])
+
+
+# -- the chapter's helpers -------------------------------------------------------------
+
+def test_count_pairs_never_wraps(core):
+    words = core.WordTable([([0, 1], 2**63), ([2, 0, 1], 2**63)])
+    with overflow("count_pairs"):
+        core.count_pairs(words)
+    with overflow("find_best_pair"):
+        core.find_best_pair(words)
+    fits = core.WordTable([([0, 1], 2**63), ([2, 0, 1], 2**63 - 1)])
+    assert core.count_pairs(fits) == {(0, 1): MAX, (2, 0): 2**63 - 1}
+    assert core.find_best_pair(fits) == ((0, 1), MAX)
+
+
+# -- the trainer -----------------------------------------------------------------------
+
+def test_trainer_initial_counts_never_wrap(core):
+    symtab = core.SymbolTable([b"a", b"b", b"x"])
+    with overflow("Trainer"):
+        core.Trainer(symtab, core.WordTable([([0, 1], 2**63), ([2, 0, 1], 2**63)]))
+
+
+def test_trainer_count_passing_64_bits_after_a_merge(core):
+    # "abc" is built twice, from a+bc and from ab+c: the second merge joins two
+    # (abc, d) counts of 2**63 each.
+    base = [b"a", b"bc", b"ab", b"c", b"d"]
+    a, bc, ab, c, d = range(5)
+    words = [([a, bc, d], 2**63), ([ab, c, d], 2**63), ([a, bc], 1), ([ab, c], 1)]
+    symtab = core.SymbolTable(base)
+    trainer = core.Trainer(symtab, core.WordTable(words))
+    assert trainer.run(100, 1) == [(a, bc, 5, 2**63 + 1)]
+    with overflow("Trainer.run"):
+        trainer.run(100, 10)
+    with overflow("Trainer.run"):  # a failed trainer keeps failing, on both backends
+        trainer.run(100, 10)
+    # The reference learns a third merge with a count of 2**64, which no
+    # uint64 can hold: that is the step both backends refuse.
+    vocab, merges = reference.learn([(tuple(base[s] for s in w), f) for w, f in words], base, 9)
+    assert merges[:3] == [(b"a", b"bc"), (b"ab", b"c"), (b"abc", b"d")]
+
+
+def test_trainer_sum_passing_64_bits_inside_a_step_is_not_an_overflow(core):
+    # Merging (a, b) first adds an occurrence of (b, ab) in "b a b" (the count
+    # reaches 2**64 for a moment) and then removes one in "a b ab": the count
+    # after the step fits, so this is no overflow, and training equals the
+    # reference's.
+    base = [b"a", b"b", b"ab"]
+    a, b, ab = range(3)
+    words = [([b, a, b], 2**62), ([a, b, ab], 2**62), ([b, ab], 2**63), ([a, b], 2**63 - 2**62 + 1)]
+    symtab = core.SymbolTable(base)
+    got = core.Trainer(symtab, core.WordTable(words)).run(100, 100)
+    vocab, merges = reference.learn([(tuple(base[s] for s in w), f) for w, f in words], base, 100)
+    assert [(symtab.token(x), symtab.token(y)) for x, y, _, _ in got] == merges
+    assert got[0][:2] == (a, b) and max(m[3] for m in got) <= MAX
