@@ -50,7 +50,7 @@ def test_encode(benchmark, backend, corpus, trained):
     expected = trained[BACKENDS[0]].encode(text)
 
     def cold_encode():
-        tok._word_cache.clear()  # time the merging, not dictionary hits
+        tok._state.word_cache.clear()  # time the merging, not dictionary hits
         return tok.encode(text)
 
     ids = benchmark.pedantic(cold_encode, rounds=5)

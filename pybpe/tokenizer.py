@@ -53,11 +53,13 @@ class CharTokenizer(Tokenizer):
         self._set_vocab(list(vocab) if vocab is not None else [])
 
     def _set_vocab(self, chars):
-        self.vocab = [UNK] + [c for c in chars if c != UNK]
-        self.vocab_size = len(self.vocab)
-        self.char_to_id = {c: i for i, c in enumerate(self.vocab)}
-        self.id_to_char = dict(enumerate(self.vocab))
-        self.unk_id = 0
+        vocab = [UNK] + [c for c in chars if c != UNK]
+        # One dict.update (a single C call: no Ctrl-C can land inside it)
+        # replaces all the attributes together, so an interrupt leaves the
+        # old vocabulary or the new one, never a mix.
+        self.__dict__.update(vocab=vocab, vocab_size=len(vocab),
+                             char_to_id={c: i for i, c in enumerate(vocab)},
+                             id_to_char=dict(enumerate(vocab)), unk_id=0)
 
     def build_vocab(self, corpus):
         chars = set()
@@ -98,45 +100,46 @@ class BPETokenizer(Tokenizer):
         self.special_tokens = _check_specials(special_tokens)
         self.backend = _backend.resolve(backend)
         self._core = _backend.get(self.backend)
-        self._reset()
+        self._state = _State(self)
 
     # -- state -------------------------------------------------------------------
-    def _reset(self):
-        self._symtab = None          # core SymbolTable: ID <-> bytes of every regular token
-        self._merge_ids = []         # [(left, right, merged)] by rank
-        self._merge_counts = []      # the count each merge had when it was chosen
-        self._merger = None          # core Merger over _merge_ids
-        self._special_ids = {}       # special token str -> ID (after the regular tokens)
-        self._special_re = None
-        self._word_cache = {}
-        self.vocab, self.merges, self.token_to_id, self.id_to_token = [], [], {}, {}
+    # Everything training or loading produces lives in one _State object.  A
+    # state change builds its new _State whole, then installs it with a single
+    # attribute assignment as its last step, so an interrupt (Ctrl-C) or an
+    # error leaves either the old state or the new one, never a mix.  Readers
+    # take `state = self._state` once, which also keeps an encode running in
+    # another thread consistent while a train() replaces the state.
+    @property
+    def vocab(self):
+        """Every token by ID: the regular tokens, then the special tokens."""
+        return self._state.vocab
 
-    def _install(self, symtab, merge_ids, merge_counts):
-        """Make a trained or loaded state current, and derive the public views."""
-        flavour = self.flavour
-        tokens = [flavour.from_bytes(t) for t in symtab.tokens()]
-        self._symtab, self._merge_ids, self._merge_counts = symtab, merge_ids, merge_counts
-        self._merger = self._core.Merger(merge_ids)
-        self._special_ids = {s: len(tokens) + i for i, s in enumerate(self.special_tokens)}
-        self._special_re = (regex.compile("|".join(regex.escape(s) for s in
-                                                   sorted(self.special_tokens, key=len, reverse=True)))
-                            if self.special_tokens else None)
-        self._word_cache = {}
-        self._units = ("bytes" if flavour.byte_level else
-                       {"suffix": "suffix", "symbol": "symbol", None: "chars"}[flavour.end_of_word])
-        self.vocab = tokens + list(self.special_tokens)
-        self.merges = [(tokens[a], tokens[b]) for a, b, _ in merge_ids]
-        self.id_to_token = dict(enumerate(self.vocab))
-        self.token_to_id = {t: i for i, t in reversed(list(enumerate(self.vocab)))}
+    @property
+    def merges(self):
+        """The merges by rank, as pairs of tokens."""
+        return self._state.merges
+
+    @property
+    def token_to_id(self):
+        return self._state.token_to_id
+
+    @property
+    def id_to_token(self):
+        return self._state.id_to_token
+
+    @property
+    def _merge_counts(self):
+        """The count each merge had when it was chosen (by rank)."""
+        return self._state.merge_counts
 
     @property
     def vocab_size(self):
         """The actual number of entries (the request is `target_vocab_size`)."""
-        return len(self.vocab)
+        return len(self._state.vocab)
 
     @property
     def is_trained(self):
-        return self._symtab is not None
+        return self._state.symtab is not None
 
     # -- training ----------------------------------------------------------------
     def train(self, corpus, *, progress=False):
@@ -144,9 +147,10 @@ class BPETokenizer(Tokenizer):
 
         Words are counted once each, in order of first appearance (the order the
         tie-break depends on); the corpus is streamed, never held whole: lists,
-        generators and open files all work.
+        generators and open files all work.  An interrupt or an error keeps
+        the earlier state whole.
         """
-        self._train_counter(self._count(corpus), progress)
+        self._state = self._trained(self._count(corpus), progress)
 
     def count_words(self, corpus):
         """{word: frequency} over an iterable of str, in first-appearance order."""
@@ -208,29 +212,29 @@ class BPETokenizer(Tokenizer):
                 _check_count("frequency of word %r" % (word,), freq, minimum=0, maximum=_MAX_COUNT)
         counter = self._core.WordCounter()
         counter.add_words(words, freqs)
-        self._train_counter(counter, progress)
+        self._state = self._trained(counter, progress)
 
-    def _train_counter(self, counter, progress):
-        """Train on a core WordCounter: base vocabulary, word table, merge loop."""
+    def _trained(self, counter, progress):
+        """The _State trained on a core WordCounter: base vocabulary, word
+        table, merge loop.  The caller installs it."""
         flavour, core = self.flavour, self._core
         chars = () if flavour.byte_level else counter.characters()
         symtab = core.SymbolTable(flavour.to_bytes(t) for t in flavour.base_vocab(chars))
-        units = ("bytes" if flavour.byte_level else
-                 {"suffix": "suffix", "symbol": "symbol", None: "chars"}[flavour.end_of_word])
-        table = counter.word_table(symtab, units, flavour.marker)
+        table = counter.word_table(symtab, _units(flavour), flavour.marker)
         trainer = core.Trainer(symtab, table, min_frequency=self.min_frequency,
                                max_token_units=self.max_token_length or 0)
         del table
         target = max(self.target_vocab_size - len(self.special_tokens), 0)
         merges, counts_ = self._run(trainer, symtab, target, progress)
-        self._install(symtab, [m[:3] for m in merges], counts_)
+        return _State(self, symtab, [m[:3] for m in merges], counts_)
 
     def _run(self, trainer, symtab, target, progress):
         """Drive the trainer in chunks: a progress line and Ctrl-C between them.
 
         The core runs each chunk without the GIL; chunks grow until one takes
         about CHUNK_SECONDS, so progress costs nothing measurable.  An interrupt
-        propagates before _install, so the tokenizer keeps its previous state.
+        propagates before the new state is installed, so the tokenizer keeps
+        its previous state.
         """
         merges, counts = [], []
         chunk, start, last_shown = 16, time.perf_counter(), 0.0
@@ -264,25 +268,28 @@ class BPETokenizer(Tokenizer):
 
     # -- encoding ----------------------------------------------------------------
     def _require_trained(self):
-        if self._symtab is None:
+        """The current state, which must be a trained or loaded one."""
+        state = self._state
+        if state.symtab is None:
             raise RuntimeError("this BPETokenizer has no vocabulary yet: call train(corpus) "
                                "or train_from_counts(counts), or pybpe.load(path), first")
+        return state
 
     def encode(self, text, *, allowed_special=frozenset()):
         """Text -> IDs.  Special tokens are matched only when allowed
         (`allowed_special="all"` or a set of them); elsewhere they are text."""
-        self._require_trained()
+        state = self._require_trained()
         _check_text(text)
         allowed = self._allowed(allowed_special)
         if not allowed:
-            return self._encode_ordinary(text)
+            return self._encode_ordinary(state, text)
         ids, start = [], 0
-        for match in self._special_re.finditer(text):
+        for match in state.special_re.finditer(text):
             if match.group() in allowed:
-                ids += self._encode_ordinary(text[start:match.start()])
-                ids.append(self._special_ids[match.group()])
+                ids += self._encode_ordinary(state, text[start:match.start()])
+                ids.append(state.special_ids[match.group()])
                 start = match.end()
-        return ids + self._encode_ordinary(text[start:])
+        return ids + self._encode_ordinary(state, text[start:])
 
     def _allowed(self, allowed_special):
         if allowed_special == "all":
@@ -293,7 +300,7 @@ class BPETokenizer(Tokenizer):
             raise ValueError("not special tokens of this tokenizer: %s" % sorted(unknown))
         return allowed
 
-    def _encode_ordinary(self, text):
+    def _encode_ordinary(self, state, text):
         flavour = self.flavour
         if flavour.pattern is None and self.backend == "c" and len(text) >= _ONE_CALL_MIN_CHARS:
             # str.split() or the whole text: C splits, maps, merges and
@@ -303,24 +310,24 @@ class BPETokenizer(Tokenizer):
             # the call, and a call has a fixed cost of ~10 us in C.
             if flavour.lowercase:
                 text = text.lower()
-            return self._merger.encode_text(self._symtab, self._units, flavour.marker, 0, text,
+            return state.merger.encode_text(state.symtab, state.units, flavour.marker, 0, text,
                                             split=flavour.pretokenizer == WHITESPACE)
         words = flavour.split(text)
-        cache = self._word_cache
+        cache = state.word_cache
         missing = [w for w in dict.fromkeys(words) if w not in cache]
         if missing:
             if len(cache) + len(missing) > WORD_CACHE_LIMIT:
                 cache.clear()
-            for word, ids in zip(missing, self._encode_words(missing)):
+            for word, ids in zip(missing, self._encode_words(state, missing)):
                 cache[word] = ids
         out = []
         for word in words:
             out += cache[word]
         return out
 
-    def _encode_words(self, words):
+    def _encode_words(self, state, words):
         """Words -> lists of IDs, in one core call (the GIL is released in C)."""
-        flavour, lookup = self.flavour, self._symtab.lookup
+        flavour, lookup = self.flavour, state.symtab.lookup
         no_symbol, unk = self._core.NO_SYMBOL, 0
         unit_id = {}
         symbols = []
@@ -333,7 +340,7 @@ class BPETokenizer(Tokenizer):
                     unit_id[unit] = sid = no_symbol if sid < 0 else sid
                 row.append(sid)
             symbols.append(row)
-        encoded = self._merger.encode_words(symbols)
+        encoded = state.merger.encode_words(symbols)
         return [[unk if s == no_symbol else s for s in row] for row in encoded]
 
     def encode_batch(self, texts, *, num_threads=None, allowed_special=frozenset()):
@@ -350,13 +357,14 @@ class BPETokenizer(Tokenizer):
         """IDs -> text.  An unknown ID decodes as `<UNK>` in the character
         flavours; at byte level it is an error (there is no such token)."""
         tokens = []
-        get = self.id_to_token.get
+        id_to_token = self._state.id_to_token
+        get = id_to_token.get
         for index, i in enumerate(ids):
             token = get(_check_id(i, index))
             if token is None:
                 if self.flavour.byte_level:
                     raise ValueError("ids[%d] = %d is not a token ID (vocabulary has %d)"
-                                     % (index, i, self.vocab_size))
+                                     % (index, i, len(id_to_token)))
                 token = UNK
             elif self.flavour.byte_level and isinstance(token, str):
                 token = token.encode("utf-8")  # a special token
@@ -367,8 +375,9 @@ class BPETokenizer(Tokenizer):
         """Byte level: IDs -> the raw bytes (no UTF-8 repair)."""
         if not self.flavour.byte_level:
             raise ValueError("decode_bytes is for byte-level tokenizers; use decode")
+        id_to_token = self._state.id_to_token
         return b"".join(t if isinstance(t, bytes) else t.encode("utf-8")
-                        for t in (self.id_to_token[_check_id(i, n)] for n, i in enumerate(ids)))
+                        for t in (id_to_token[_check_id(i, n)] for n, i in enumerate(ids)))
 
     def to_encoding(self, name=None):
         """A byte-level tokenizer as a tiktoken-style `pybpe.Encoding` with the same IDs.
@@ -382,22 +391,22 @@ class BPETokenizer(Tokenizer):
         from . import patterns
         from .encoding import Encoding
 
-        self._require_trained()
+        state = self._require_trained()
         if not self.flavour.byte_level:
             raise ValueError("to_encoding needs a byte-level tokenizer (byte_level=True)")
         pretokenizer = self.flavour.pretokenizer
         if pretokenizer == "whitespace" or self.flavour.lowercase:
             raise ValueError("an Encoding splits with a regex and keeps case: train with "
                              "pretokenizer=<preset or regex> or None, and lowercase=False")
-        merged = [m for _, _, m in self._merge_ids]
+        merged = [m for _, _, m in state.merge_ids]
         if len(set(merged)) != len(merged):
             raise ValueError("two merges of this tokenizer build the same token, which an Encoding's "
                              "merge-list rule cannot replay exactly")
         pat_str = patterns.WHOLE_TEXT if pretokenizer is None else patterns.resolve(pretokenizer)
-        return Encoding(name or "pybpe-%d" % self.vocab_size, pat_str=pat_str,
-                        mergeable_ranks={t: i for i, t in enumerate(self._symtab.tokens())},
-                        special_tokens=dict(self._special_ids),
-                        merges=[(a, b) for a, b, _ in self._merge_ids], backend=self.backend)
+        return Encoding(name or "pybpe-%d" % len(state.vocab), pat_str=pat_str,
+                        mergeable_ranks={t: i for i, t in enumerate(state.symtab.tokens())},
+                        special_tokens=dict(state.special_ids),
+                        merges=[(a, b) for a, b, _ in state.merge_ids], backend=self.backend)
 
     # -- saving and loading ----------------------------------------------------------
     def config(self):
@@ -407,9 +416,9 @@ class BPETokenizer(Tokenizer):
 
     def save(self, path):
         """Write the tokenizer as versioned JSON, atomically (temp file + rename)."""
-        self._require_trained()
+        state = self._require_trained()
         flavour = self.flavour
-        tokens = self._symtab.tokens()
+        tokens = state.symtab.tokens()
         document = {
             "format": FORMAT_NAME,
             "version": FORMAT_VERSION,
@@ -417,8 +426,8 @@ class BPETokenizer(Tokenizer):
             "token_encoding": "latin-1" if flavour.byte_level else "utf-8",
             "vocab": [t.decode("latin-1") if flavour.byte_level else flavour.from_bytes(t)
                       for t in tokens],
-            "merges": [[a, b] for a, b, _ in self._merge_ids],
-            "merge_counts": list(self._merge_counts),
+            "merges": [[a, b] for a, b, _ in state.merge_ids],
+            "merge_counts": list(state.merge_counts),
         }
         atomic_write(path, _dump_json(document).encode("utf-8"))
 
@@ -427,10 +436,44 @@ class BPETokenizer(Tokenizer):
         return load(path, backend=backend)
 
     def __repr__(self):
-        state = ("%d tokens, %d merges" % (self.vocab_size, len(self.merges))
-                 if self.is_trained else "untrained")
+        state = self._state
+        summary = ("%d tokens, %d merges" % (len(state.vocab), len(state.merges))
+                   if state.symtab is not None else "untrained")
         return "BPETokenizer(%s, backend=%r, %s)" % (
-            ", ".join("%s=%r" % kv for kv in self.config().items()), self.backend, state)
+            ", ".join("%s=%r" % kv for kv in self.config().items()), self.backend, summary)
+
+
+class _State:
+    """One trained or loaded vocabulary of a BPETokenizer with everything
+    derived from it, built whole before the tokenizer installs it (one
+    assignment to `_state`; see "state" in BPETokenizer).  Never changed once
+    built, except the word cache, which only ever holds what the state
+    computes anyway.  `_State(tok)` is the untrained state."""
+
+    __slots__ = ("symtab", "merge_ids", "merge_counts", "merger", "units", "special_ids",
+                 "special_re", "vocab", "merges", "id_to_token", "token_to_id", "word_cache")
+
+    def __init__(self, tok, symtab=None, merge_ids=(), merge_counts=()):
+        flavour, specials = tok.flavour, tok.special_tokens
+        self.symtab = symtab                      # core SymbolTable: ID <-> bytes of every regular token
+        self.merge_ids = list(merge_ids)          # [(left, right, merged)] by rank
+        self.merge_counts = list(merge_counts)    # the count each merge had when it was chosen
+        self.units = _units(flavour)
+        self.word_cache = {}                      # word -> IDs (see _encode_ordinary)
+        if symtab is None:
+            self.merger, self.special_ids, self.special_re = None, {}, None
+            self.vocab, self.merges, self.id_to_token, self.token_to_id = [], [], {}, {}
+            return
+        tokens = [flavour.from_bytes(t) for t in symtab.tokens()]
+        self.merger = tok._core.Merger(self.merge_ids)
+        self.special_ids = {s: len(tokens) + i for i, s in enumerate(specials)}
+        self.special_re = (regex.compile("|".join(regex.escape(s) for s in
+                                                  sorted(specials, key=len, reverse=True)))
+                           if specials else None)
+        self.vocab = tokens + list(specials)
+        self.merges = [(tokens[a], tokens[b]) for a, b, _ in self.merge_ids]
+        self.id_to_token = dict(enumerate(self.vocab))
+        self.token_to_id = {t: i for i, t in reversed(list(enumerate(self.vocab)))}
 
 
 # Whitespace splitting: texts are joined into batches of about this many
@@ -512,8 +555,14 @@ def _from_document(doc, path, backend):
         merge_ids.append((merge[0], merge[1], merged))
     if set(tok.special_tokens) & set(vocab):
         fail("special tokens also appear in \"vocab\"")
-    tok._install(symtab, merge_ids, list(counts))
+    tok._state = _State(tok, symtab, merge_ids, counts)
     return tok
+
+
+def _units(flavour):
+    """What the core takes as one initial symbol of a word, for this flavour."""
+    return ("bytes" if flavour.byte_level else
+            {"suffix": "suffix", "symbol": "symbol", None: "chars"}[flavour.end_of_word])
 
 
 def _dump_json(document):

@@ -59,17 +59,17 @@ def per_word(tok, text):
     symbols per word, Merger.encode_words, NO_SYMBOL -> 0."""
     words = tok.flavour.split(text)
     out = []
-    for ids in tok._encode_words(words):
+    for ids in tok._encode_words(tok._state, words):
         out += ids
     return out
 
 
 def one_call(tok, text):
     """Merger.encode_text as BPETokenizer._encode_ordinary calls it."""
-    flavour = tok.flavour
-    return tok._merger.encode_text(tok._symtab, tok._units, flavour.marker, 0,
-                                   text.lower() if flavour.lowercase else text,
-                                   split=flavour.pretokenizer == "whitespace")
+    flavour, state = tok.flavour, tok._state
+    return state.merger.encode_text(state.symtab, state.units, flavour.marker, 0,
+                                    text.lower() if flavour.lowercase else text,
+                                    split=flavour.pretokenizer == "whitespace")
 
 
 def check(flavour, text):
