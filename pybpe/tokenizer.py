@@ -26,6 +26,7 @@ FORMAT_NAME = "pybpe.BPETokenizer"
 FORMAT_VERSION = 1
 # Encoded words are cached per tokenizer; past this many the cache starts over
 # (a plain dict clear: cheaper than LRU bookkeeping, and text re-warms it fast).
+# A call never reads its words back from the cache, so a clear loses no hit.
 WORD_CACHE_LIMIT = 200_000
 # Word and pair counts are 64-bit in the C core (and checked to fit on both).
 _MAX_COUNT = 2**64 - 1
@@ -313,16 +314,23 @@ class BPETokenizer(Tokenizer):
             return state.merger.encode_text(state.symtab, state.units, flavour.marker, 0, text,
                                             split=flavour.pretokenizer == WHITESPACE)
         words = flavour.split(text)
+        # This call's words are looked up in `found`, which holds every one of
+        # them, never in the shared cache: clearing the cache when it is full,
+        # or another thread doing so, must not drop an entry this call needs.
         cache = state.word_cache
-        missing = [w for w in dict.fromkeys(words) if w not in cache]
+        get = cache.get
+        found = {word: get(word) for word in dict.fromkeys(words)}
+        missing = [word for word, ids in found.items() if ids is None]
         if missing:
-            if len(cache) + len(missing) > WORD_CACHE_LIMIT:
+            new = dict(zip(missing, self._encode_words(state, missing)))
+            found.update(new)
+            if len(cache) + len(new) > WORD_CACHE_LIMIT:
                 cache.clear()
-            for word, ids in zip(missing, self._encode_words(state, missing)):
-                cache[word] = ids
+            if len(new) <= WORD_CACHE_LIMIT:  # (one huge call is not kept)
+                cache.update(new)
         out = []
         for word in words:
-            out += cache[word]
+            out += found[word]
         return out
 
     def _encode_words(self, state, words):

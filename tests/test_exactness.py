@@ -133,3 +133,62 @@ def test_trainer_sum_passing_64_bits_inside_a_step_is_not_an_overflow(core):
     vocab, merges = reference.learn([(tuple(base[s] for s in w), f) for w, f in words], base, 100)
     assert [(symtab.token(x), symtab.token(y)) for x, y, _, _ in got] == merges
     assert got[0][:2] == (a, b) and max(m[3] for m in got) <= MAX
+
+
+# -- the caches never lose a hit ---------------------------------------------------------
+
+def _trained(backend, **options):
+    tok = pybpe.BPETokenizer(vocab_size=60, backend=backend, **options)
+    tok.train(["w0 w1 w2 fresh words to learn from, w10 w11 w12"] * 3)
+    return tok
+
+
+def test_word_cache_full_keeps_this_calls_words(backend):
+    # The reproducer at the real limit: 200,000 distinct words in
+    # short calls (short texts take the cached per-word path on C as well),
+    # then a call with one cached word and one new one.
+    from pybpe.tokenizer import WORD_CACHE_LIMIT
+
+    tok = _trained(backend)
+    step = 40
+    for start in range(0, WORD_CACHE_LIMIT, step):
+        tok.encode(" ".join("w%d" % i for i in range(start, start + step)))
+    assert len(tok._state.word_cache) == WORD_CACHE_LIMIT
+    fresh = pybpe.BPETokenizer(vocab_size=60, backend=backend)
+    fresh.train(["w0 w1 w2 fresh words to learn from, w10 w11 w12"] * 3)
+    assert tok.encode("w0 fresh") == fresh.encode("w0 fresh")
+
+
+@pytest.mark.parametrize("limit", [1, 2, 3, 7])
+@pytest.mark.parametrize("options", [{}, {"pretokenizer": r"\w+|\W"}, {"byte_level": True}])
+def test_word_cache_at_every_fill_level(backend, monkeypatch, limit, options):
+    # With a tiny limit every call crosses it somewhere; each result must equal
+    # an uncached tokenizer's (a fresh one per text).
+    monkeypatch.setattr(pybpe.tokenizer, "WORD_CACHE_LIMIT", limit)
+    tok = _trained(backend, **options)
+    texts = ["w0 w1", "w1 w2 w3", "w0 w0 w9 w1", "fresh w0", "w12 w11 w10 w2 w1 w0", "w5", "w0 w5 w6"]
+    expected = []
+    for text in texts:
+        monkeypatch.setattr(pybpe.tokenizer, "WORD_CACHE_LIMIT", 10**9)
+        expected.append(_trained(backend, **options).encode(text))
+        monkeypatch.setattr(pybpe.tokenizer, "WORD_CACHE_LIMIT", limit)
+    for _ in range(2):
+        assert [tok.encode(t) for t in texts] == expected
+        assert len(tok._state.word_cache) <= limit
+
+
+def test_python_piece_caches_at_every_fill_level(monkeypatch):
+    # The Python backend's Encoding piece cache and Merger word cache clear
+    # when full; a clear in the middle of a call must not change its result.
+    from pybpe import _pycore, _pyranks
+
+    enc = pybpe.get_encoding("gpt2", backend="python")
+    text = "hello hello world, the world says hello to the wide world of words " * 3
+    want = enc.encode(text)
+    monkeypatch.setattr(_pyranks, "CACHE_SIZE", 2)
+    table = _pyranks.RankTable(list(enc._mergeable_ranks), list(enc._mergeable_ranks.values()))
+    assert table.encode_pieces(enc._pat.findall(text)) == want
+    monkeypatch.setattr(_pycore, "_CACHE_LIMIT", 2)
+    merger = _pycore.Merger([(0, 1, 3), (3, 2, 4)])
+    words = [[0, 1], [0, 1, 2], [2, 2], [0, 1], [1, 0], [0, 1, 2]]
+    assert merger.encode_words(words) == [merger.apply_merges(w) for w in words]
