@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "internal.h"
 #include "ranks.h"
 #include "pretok.h"
 
@@ -137,13 +138,6 @@ static uint32_t rk_lookup(const bpe_ranks *r, const unsigned char *p, size_t n)
     return rk_lookup_hashed(r, p, n, rk_hash_bytes(p, n));
 }
 
-/* The part spelled p[0..n): a single byte always is one, longer strings
- * only when they are tokens.  RK_NONE otherwise. */
-static uint32_t rk_part(const bpe_ranks *r, const unsigned char *p, size_t n)
-{
-    return n == 1 ? r->byte_part[p[0]] : rk_lookup(r, p, n);
-}
-
 static size_t rk_pair_slot(const bpe_ranks *r, uint64_t key)
 {
     size_t i = (size_t)rk_mix(key) & r->pair_mask;
@@ -195,33 +189,233 @@ static int rk_alloc_pairs(bpe_ranks *r, size_t n)
     return BPE_OK;
 }
 
-/* tiktoken's rule: every split point of every token whose two halves are
- * parts.  Two passes (count, then fill) so the table is sized exactly. */
-static int rk_build_split_pairs(bpe_ranks *r)
+/*
+ * tiktoken's rule: one pair entry per split point of every token whose two
+ * halves are parts, i.e. for token T of L bytes and each s in 1..L-1 with
+ * part(T[0..s)) and part(T[s..L)) both existing, (left, right) -> T.
+ *
+ * In time linear in the total bytes of all tokens.  Asking the token index
+ * about every prefix and suffix of every token hashes O(L^2) bytes per
+ * token (a 100 KB token took 11 s).  Instead each token's prefixes are
+ * walked left to right with a rolling hash, and a prefix is recognised
+ * without rereading it: when V is the longest part that is a proper prefix
+ * of T[0..s) (found earlier in the walk), T[0..s) is token c exactly when c
+ * has s bytes, c's own longest proper part-prefix lp[c] is V, and
+ * c[|V|..s) == T[|V|..s) -- the compared tails add up to at most L bytes.
+ * lp[c] is known for every candidate because tokens are walked shortest
+ * first (c is shorter than T).  Suffixes are walked right to left the same
+ * way with ls[], the longest proper part-suffix.  The rolling hash is a
+ * polynomial one, which extends both ways in O(1) (h(xS) = x*B^|S| + h(S),
+ * h(Sx) = h(S)*B + x); a separate temporary index over it, since the main
+ * index keeps its cheaper FNV-1a for the encoding hot path.  A single byte
+ * is always a part (byte_part), so every walk starts from one.
+ */
+#define RK_POLY_BASE UINT64_C(0x100000001b3)
+
+/* The temporary index's hash of a string whose polynomial hash is h. */
+static uint64_t rk_poly_final(uint64_t h, size_t len)
 {
-    size_t pass, k, s, count = 0;
+    return rk_mix(h + (uint64_t)len * UINT64_C(0x9e3779b97f4a7c15));
+}
+
+typedef struct {
+    uint32_t *slots;    /* token index + 1; 0 is empty; load <= 1/2 */
+    size_t mask;
+    uint64_t *hash;     /* rk_poly_final of each token */
+    uint32_t *lp, *ls;  /* longest proper part-prefix / -suffix (len >= 2) */
+    uint32_t *order;    /* token indices, shortest first */
+    uint32_t *walk;     /* the right part at each split of the current token */
+    size_t walk_cap;
+    uint32_t *found;    /* (left, right, token) triples, 3 per pair */
+    size_t n_found, found_cap;
+} rk_splits;
+
+static void rk_splits_free(rk_splits *w)
+{
+    free(w->slots);
+    free(w->hash);
+    free(w->lp);
+    free(w->ls);
+    free(w->order);
+    free(w->walk);
+    free(w->found);
+}
+
+static size_t rk_len(const bpe_ranks *r, size_t k)
+{
+    return r->offsets[k + 1] - r->offsets[k];
+}
+
+/* Token indices sorted by length, shortest first: an LSD radix sort on
+ * bytes of the length (stable), so linear in the number of tokens times the
+ * length's digits.  tmp has room for n entries. */
+static void rk_sort_by_length(const bpe_ranks *r, uint32_t *order, uint32_t *tmp)
+{
+    size_t n = r->n_tokens, count[256], i, max = 0;
+    uint32_t *src = order, *dst = tmp, *swap;
+    unsigned shift;
+    for (i = 0; i < n; i++) {
+        order[i] = (uint32_t)i;
+        max = rk_len(r, i) > max ? rk_len(r, i) : max;
+    }
+    for (shift = 0; shift < 8 * sizeof(size_t) && (max >> shift) != 0; shift += 8) {
+        size_t sum = 0;
+        memset(count, 0, sizeof count);
+        for (i = 0; i < n; i++)
+            count[(rk_len(r, src[i]) >> shift) & 255]++;
+        for (i = 0; i < 256; i++) {
+            size_t c = count[i];
+            count[i] = sum;
+            sum += c;
+        }
+        for (i = 0; i < n; i++)
+            dst[count[(rk_len(r, src[i]) >> shift) & 255]++] = src[i];
+        swap = src;
+        src = dst;
+        dst = swap;
+    }
+    if (src != order)
+        memcpy(order, src, n * sizeof *order);
+}
+
+/* The token whose bytes are the prefix p[0..s) (s >= 2) with rolling hash
+ * h, given that the longest proper part-prefix of it is `v`, |v| bytes;
+ * RK_NONE when that prefix is not a token. */
+static uint32_t rk_find_prefix(const bpe_ranks *r, const rk_splits *w,
+                               const unsigned char *p, size_t s, uint64_t h,
+                               uint32_t v, size_t vlen)
+{
+    size_t i = (size_t)h & w->mask;
+    for (; w->slots[i] != 0; i = (i + 1) & w->mask) {
+        uint32_t c = w->slots[i] - 1;
+        if (w->hash[c] == h && rk_len(r, c) == s && w->lp[c] == v &&
+            memcmp(r->bytes + r->offsets[c] + vlen, p + vlen, s - vlen) == 0)
+            return c;
+    }
+    return RK_NONE;
+}
+
+/* The same for the suffix q[0..m) (m >= 2) whose longest proper
+ * part-suffix is `v`, |v| bytes: only the head q[0..m - |v|) is compared. */
+static uint32_t rk_find_suffix(const bpe_ranks *r, const rk_splits *w,
+                               const unsigned char *q, size_t m, uint64_t h,
+                               uint32_t v, size_t vlen)
+{
+    size_t i = (size_t)h & w->mask;
+    for (; w->slots[i] != 0; i = (i + 1) & w->mask) {
+        uint32_t c = w->slots[i] - 1;
+        if (w->hash[c] == h && rk_len(r, c) == m && w->ls[c] == v &&
+            memcmp(r->bytes + r->offsets[c], q, m - vlen) == 0)
+            return c;
+    }
+    return RK_NONE;
+}
+
+/* Both walks over token k (>= 2 bytes): records lp[k] and ls[k] and
+ * appends a triple to w->found for every split with two parts. */
+static int rk_walk_token(const bpe_ranks *r, rk_splits *w, uint32_t k)
+{
+    const unsigned char *p = r->bytes + r->offsets[k];
+    size_t len = rk_len(r, k), s, vlen;
+    uint64_t h, power;
+    uint32_t v;
     int status;
-    for (pass = 0; pass < 2; pass++) {
-        if (pass == 1 && (status = rk_alloc_pairs(r, count)) != BPE_OK)
-            return status;
-        for (k = 0; k < r->n_tokens; k++) {
-            const unsigned char *p = r->bytes + r->offsets[k];
-            size_t len = r->offsets[k + 1] - r->offsets[k];
-            for (s = 1; s < len; s++) {
-                uint32_t left = rk_part(r, p, s), right;
-                if (left == RK_NONE)
-                    continue;
-                right = rk_part(r, p + s, len - s);
-                if (right == RK_NONE)
-                    continue;
-                if (pass == 0)
-                    count++;
-                else
-                    rk_pair_put(r, left, right, r->ids[k], (uint32_t)k);
+
+    if ((status = bpe__reserve((void **)&w->walk, &w->walk_cap, len,
+                               sizeof *w->walk)) != BPE_OK)
+        return status;
+    /* Right to left: walk[s] = part(p[s..len)) or RK_NONE. */
+    v = r->byte_part[p[len - 1]];
+    vlen = 1;
+    w->walk[len - 1] = v;
+    h = p[len - 1];
+    power = RK_POLY_BASE;
+    for (s = len - 1; s-- > 1;) {
+        size_t m = len - s;
+        uint32_t c;
+        h += p[s] * power;
+        power *= RK_POLY_BASE;
+        c = rk_find_suffix(r, w, p + s, m, rk_poly_final(h, m), v, vlen);
+        if (c != RK_NONE) {
+            v = c;
+            vlen = m;
+        }
+        w->walk[s] = c;
+    }
+    w->ls[k] = v;
+    /* Left to right: part(p[0..s)), paired with walk[s]. */
+    v = r->byte_part[p[0]];
+    vlen = 1;
+    h = p[0];
+    for (s = 1; s < len; s++) {
+        uint32_t left = RK_NONE;
+        if (s == 1) {
+            left = v;
+        } else {
+            h = h * RK_POLY_BASE + p[s - 1];
+            left = rk_find_prefix(r, w, p, s, rk_poly_final(h, s), v, vlen);
+            if (left != RK_NONE) {
+                v = left;
+                vlen = s;
             }
         }
+        if (left != RK_NONE && w->walk[s] != RK_NONE) {
+            if ((status = bpe__reserve((void **)&w->found, &w->found_cap,
+                                       w->n_found + 3, sizeof *w->found)) != BPE_OK)
+                return status;
+            w->found[w->n_found++] = left;
+            w->found[w->n_found++] = w->walk[s];
+            w->found[w->n_found++] = k;
+        }
     }
+    w->lp[k] = v;
     return BPE_OK;
+}
+
+static int rk_build_split_pairs(bpe_ranks *r)
+{
+    size_t n = r->n_tokens, cap = rk_capacity(n), k, i;
+    uint32_t *tmp = NULL;
+    rk_splits w;
+    int status = BPE_ENOMEM;
+
+    memset(&w, 0, sizeof w);
+    if (cap == 0 || cap > SIZE_MAX / sizeof(uint64_t))
+        return BPE_ETOOBIG;
+    w.slots = calloc(cap, sizeof *w.slots);
+    w.hash = malloc((n ? n : 1) * sizeof *w.hash);
+    w.lp = malloc((n ? n : 1) * sizeof *w.lp);
+    w.ls = malloc((n ? n : 1) * sizeof *w.ls);
+    w.order = malloc((n ? n : 1) * sizeof *w.order);
+    tmp = malloc((n ? n : 1) * sizeof *tmp);
+    if (!w.slots || !w.hash || !w.lp || !w.ls || !w.order || !tmp)
+        goto cleanup;
+    w.mask = cap - 1;
+    for (k = 0; k < n; k++) {  /* the temporary index */
+        const unsigned char *p = r->bytes + r->offsets[k];
+        uint64_t h = 0;
+        for (i = 0; i < rk_len(r, k); i++)
+            h = h * RK_POLY_BASE + p[i];
+        w.hash[k] = rk_poly_final(h, rk_len(r, k));
+        w.lp[k] = w.ls[k] = RK_NONE;
+        for (i = (size_t)w.hash[k] & w.mask; w.slots[i] != 0; i = (i + 1) & w.mask)
+            ;
+        w.slots[i] = (uint32_t)(k + 1);
+    }
+    rk_sort_by_length(r, w.order, tmp);
+    for (k = 0; k < n; k++)
+        if (rk_len(r, w.order[k]) >= 2 &&
+            (status = rk_walk_token(r, &w, w.order[k])) != BPE_OK)
+            goto cleanup;
+    if ((status = rk_alloc_pairs(r, w.n_found / 3)) != BPE_OK)
+        goto cleanup;
+    for (i = 0; i < w.n_found; i += 3)
+        rk_pair_put(r, w.found[i], w.found[i + 1], r->ids[w.found[i + 2]], w.found[i + 2]);
+    status = BPE_OK;
+cleanup:
+    rk_splits_free(&w);
+    free(tmp);
+    return status;
 }
 
 static int rk_build_merge_pairs(bpe_ranks *r, const uint32_t *lefts,
