@@ -6,8 +6,9 @@
     >>> tok.encode("lowest")
     [21, 23, 24]
 
-The tiktoken-compatible side (`pybpe.get_encoding("gpt2")`, `pybpe.Encoding`)
-is loaded on first use, so importing pybpe stays cheap.
+The tiktoken-compatible side (`pybpe.get_encoding("o200k_base")`,
+`pybpe.encoding_for_model("gpt-4o")`, `pybpe.Encoding`) is loaded on first
+use, so importing pybpe stays cheap.
 """
 from . import _backend
 from .errors import FormatError
@@ -20,6 +21,9 @@ _LAZY = {
     "Encoding": "encoding",
     "get_encoding": "registry",
     "list_encoding_names": "registry",
+    "register_encoding": "registry",
+    "encoding_for_model": "model",
+    "encoding_name_for_model": "model",
     "load_tiktoken_bpe": "formats",
     "dump_tiktoken_bpe": "formats",
     "load_gpt2_bpe": "formats",
@@ -27,6 +31,8 @@ _LAZY = {
     "load_hf_tokenizer": "formats",
     "dump_hf_tokenizer": "formats",
     "patterns": None,
+    "registry": None,
+    "model": None,
     "reference": None,
 }
 

@@ -209,12 +209,23 @@ class Encoding:
         return "<Encoding %r>" % self.name
 
     # -- pickling: rebuild the tables from the constructor's arguments --------
+    # An encoding get_encoding built travels by name only (its ranks ship
+    # with pybpe or come from a registered constructor), as in tiktoken;
+    # others carry their constructor's arguments.
     def __getstate__(self):
+        registered = self.__dict__.get("_registered_as")
+        if registered is not None:
+            return {"registered_as": registered, "backend": self._backend_name}
         return {"name": self.name, "pat_str": self._pat_str, "mergeable_ranks": self._mergeable_ranks,
                 "special_tokens": self._special_tokens, "merges": self._merges,
                 "lookup_whole_piece": self._lookup_whole_piece, "backend": self._backend_name}
 
     def __setstate__(self, state):
+        if "registered_as" in state:
+            from .registry import get_encoding
+
+            self.__dict__.update(get_encoding(state["registered_as"], backend=state["backend"]).__dict__)
+            return
         self.__init__(state.pop("name"), **state)
 
     # -- encoding -------------------------------------------------------------

@@ -214,7 +214,8 @@ def test_decode_replaces_partial_characters():
 
 
 def test_registry():
-    assert list_encoding_names()[:3] == ["gpt2", "r50k_base", "cl100k_base"]
+    assert list_encoding_names()[:7] == ["gpt2", "r50k_base", "p50k_base", "p50k_edit", "cl100k_base",
+                                         "o200k_base", "o200k_harmony"]
     assert get_encoding("gpt2") is get_encoding("gpt2")
     assert get_encoding("r50k_base").name == "r50k_base"
     with pytest.raises(ValueError, match="unknown encoding"):
@@ -222,10 +223,7 @@ def test_registry():
 
 
 def test_registry_user_files(tmp_path, monkeypatch):
-    monkeypatch.delenv("PYBPE_TIKTOKEN_DIR", raising=False)
     monkeypatch.delenv("PYBPE_O200K_BASE_FILE", raising=False)
-    with pytest.raises(FileNotFoundError, match="PYBPE_O200K_BASE_FILE"):
-        get_encoding("o200k_base")
     fake = tmp_path / "o200k_base.tiktoken"
     fake.write_bytes(b"YQ== 0\n")
     monkeypatch.setenv("PYBPE_TIKTOKEN_DIR", str(tmp_path))
@@ -235,6 +233,10 @@ def test_registry_user_files(tmp_path, monkeypatch):
     monkeypatch.delenv("PYBPE_TIKTOKEN_DIR")
     with pytest.raises(FormatError, match="sha256"):
         get_encoding("p50k_base", path=os.path.join(DATA, "gpt2.tiktoken"))
+    with pytest.raises(FileNotFoundError, match="absent.tiktoken"):
+        get_encoding("cl100k_base", path=tmp_path / "absent.tiktoken")
+    monkeypatch.setenv("PYBPE_CL100K_BASE_FILE", os.path.join(DATA, "cl100k_base.tiktoken"))
+    assert get_encoding("cl100k_base", backend="python").encode("hello world") == [15339, 1917]
 
 
 # -- surrogates: exactly tiktoken's fix-up ------------------------------------------
