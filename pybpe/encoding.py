@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import regex
 
-from . import _backend, patterns
+from . import _backend, _bounded, patterns
 
 _ALL = "all"
 # encode_ordinary_batch's slices never hold less than this share of the
@@ -131,6 +131,11 @@ class Encoding:
         True without `merges` (tiktoken does), False with them (GPT-2 and
         Hugging Face do, unless the model says `ignore_merges`).
       backend: "auto" | "c" | "python" (default: PYBPE_BACKEND, then auto).
+      pattern_source: where pat_str was read from (a file name), for a
+        pattern that is not pybpe's to trust: unless it is one of the
+        published patterns it is then matched under a time bound, and a
+        match that runs past it raises pybpe.PatternTimeout naming the source
+        (pybpe/_bounded.py, docs/limits.md).  The loaders set it.
 
         >>> ranks = {bytes([b]): b for b in range(256)}
         >>> ranks[b"ab"] = 256
@@ -141,14 +146,20 @@ class Encoding:
     """
 
     def __init__(self, name, *, pat_str, mergeable_ranks, special_tokens, explicit_n_vocab=None,
-                 merges=None, lookup_whole_piece=None, backend=None):
+                 merges=None, lookup_whole_piece=None, backend=None, pattern_source=None):
         _check_ranks(mergeable_ranks)
         _check_specials(special_tokens)
         if not isinstance(pat_str, str):
             raise TypeError("pat_str must be a str, not %s" % type(pat_str).__name__)
         self.name = name
         self._pat_str = pat_str
-        self._pat = regex.compile(pat_str)
+        self._pattern_source = pattern_source
+        try:
+            self._pat = regex.compile(pat_str)
+        except regex.error as exc:
+            raise ValueError("pat_str is not a valid regular expression: %s" % exc) from None
+        if pattern_source is not None and not _bounded.is_trusted(pat_str):
+            self._pat = _bounded.BoundedPattern(self._pat, pattern_source)
         self._mergeable_ranks = dict(mergeable_ranks)
         self._special_tokens = dict(special_tokens)
         self.max_token_value = max(max(mergeable_ranks.values(), default=0),
@@ -218,7 +229,8 @@ class Encoding:
             return {"registered_as": registered, "backend": self._backend_name}
         return {"name": self.name, "pat_str": self._pat_str, "mergeable_ranks": self._mergeable_ranks,
                 "special_tokens": self._special_tokens, "merges": self._merges,
-                "lookup_whole_piece": self._lookup_whole_piece, "backend": self._backend_name}
+                "lookup_whole_piece": self._lookup_whole_piece, "backend": self._backend_name,
+                "pattern_source": self._pattern_source}
 
     def __setstate__(self, state):
         if "registered_as" in state:

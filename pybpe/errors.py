@@ -1,9 +1,10 @@
 """pybpe's exceptions, and the error texts both backends must share.
 
-Only one exception is pybpe's own: FormatError, for vocabulary and model files
-that are corrupt, truncated or hostile.  It is a ValueError, so code that
-already catches ValueError keeps working; its message names the file and the
-problem.  COUNT_OVERFLOW is the text of the OverflowError both cores raise
+pybpe's own exceptions: FormatError, for vocabulary and model files that are
+corrupt, truncated or hostile -- a ValueError, so code that already catches
+ValueError keeps working; its message names the file and the problem -- and
+PatternTimeout, a TimeoutError for a pattern from such a file that would
+backtrack for too long.  COUNT_OVERFLOW is the text of the OverflowError both cores raise
 when a word or pair count would pass 2**64 - 1 (C's BPE_EOVERFLOW), kept here
 so the two spellings cannot drift apart.
 """
@@ -13,3 +14,8 @@ COUNT_OVERFLOW = "a count would pass 2**64 - 1 (counts are 64-bit and never wrap
 
 class FormatError(ValueError):
     """A vocabulary or model file could not be read: the message says which and why."""
+
+
+class PatternTimeout(TimeoutError):
+    """A pre-tokenizer pattern read from a file ran past its time bound
+    (pybpe/_bounded.py, docs/limits.md): the message names the file."""

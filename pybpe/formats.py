@@ -380,7 +380,8 @@ def load_hf_tokenizer(path, *, name=None, backend=None):
     merges = _parse_merges(merges_raw, vocab, path, lambda k: "merges[%d]" % k)
     return _build(path, name=name or os.path.splitext(os.path.basename(path))[0], pat_str=pat_str,
                   mergeable_ranks=ranks, special_tokens=specials, merges=merges,
-                  lookup_whole_piece=bool(model.get("ignore_merges", False)), backend=backend)
+                  lookup_whole_piece=bool(model.get("ignore_merges", False)), backend=backend,
+                  pattern_source=path)
 
 
 def dump_hf_tokenizer(enc, path):

@@ -17,7 +17,7 @@ from itertools import islice
 
 import regex
 
-from . import _backend
+from . import _backend, _bounded
 from ._atomic import atomic_write
 from .errors import FormatError
 from .flavours import _DEFAULT, UNK, WHITESPACE, Flavour
@@ -414,7 +414,8 @@ class BPETokenizer(Tokenizer):
         return Encoding(name or "pybpe-%d" % len(state.vocab), pat_str=pat_str,
                         mergeable_ranks={t: i for i, t in enumerate(state.symtab.tokens())},
                         special_tokens=dict(state.special_ids),
-                        merges=[(a, b) for a, b, _ in state.merge_ids], backend=self.backend)
+                        merges=[(a, b) for a, b, _ in state.merge_ids], backend=self.backend,
+                        pattern_source=getattr(self.flavour.pattern, "source", None))
 
     # -- saving and loading ----------------------------------------------------------
     def config(self):
@@ -540,6 +541,9 @@ def _from_document(doc, path, backend):
         tok = BPETokenizer(backend=backend, **config)
     except (TypeError, ValueError) as exc:
         fail("bad config: %s" % exc)
+    pattern = tok.flavour.pattern
+    if pattern is not None and not _bounded.is_trusted(pattern.pattern):
+        tok.flavour.pattern = _bounded.BoundedPattern(pattern, path)  # a pattern from the file
     flavour = tok.flavour
     try:
         tokens = [t.encode("latin-1") if flavour.byte_level else flavour.to_bytes(t) for t in vocab]

@@ -107,3 +107,85 @@ def test_c_pair_table_is_every_split_into_two_parts(seed):
         piece = bytes(rng.choice(alphabet) for _ in range(rng.randrange(1, 150)))
         if all(bytes([b]) in ranks for b in piece):
             assert table.encode_piece(piece) == python._table.encode_piece(piece)
+
+
+# -- patterns read from files run under a time bound -----------------------------------
+
+EVIL = r"(a|aa)+$"  # exponential backtracking on "aaa...ab"
+EVIL_TEXT = "a" * 40 + "b"  # unbounded, this would take hours
+
+
+def saved_tokenizer(tmp_path, backend, pretokenizer):
+    tok = pybpe.BPETokenizer(vocab_size=300, byte_level=True, pretokenizer=pretokenizer,
+                             backend=backend)
+    tok.train(["aaa bbb aab ab", "a b"])
+    path = str(tmp_path / "model.json")
+    tok.save(path)
+    return tok, path
+
+
+def test_model_file_pattern_is_time_bounded(tmp_path, backend):
+    tok, path = saved_tokenizer(tmp_path, backend, EVIL + r"|\S+|\s+")
+    loaded = pybpe.load(path, backend=backend)
+    assert loaded.encode("aab bab") == tok.encode("aab bab")  # ordinary text is unaffected
+    start = time.perf_counter()
+    with pytest.raises(pybpe.PatternTimeout, match="model.json"):
+        loaded.encode(EVIL_TEXT)
+    assert time.perf_counter() - start < 30
+    with pytest.raises(TimeoutError, match="model.json"):  # training cuts text the same way
+        loaded.train([EVIL_TEXT])
+    with pytest.raises(pybpe.PatternTimeout, match="model.json"):  # and so does its Encoding
+        loaded.to_encoding().encode_ordinary(EVIL_TEXT)
+
+
+def test_published_patterns_from_files_are_not_wrapped(tmp_path, backend):
+    from pybpe import _bounded
+
+    for preset in ("gpt2", "cl100k", "o200k", pybpe.patterns.CL100K):
+        _, path = saved_tokenizer(tmp_path, backend, preset)
+        assert not isinstance(pybpe.load(path, backend=backend).flavour.pattern, _bounded.BoundedPattern)
+
+
+def write_hf(tmp_path, pattern, backend):
+    import json
+
+    enc = pybpe.Encoding("t", pat_str=r"\S+|\s+", mergeable_ranks=byte_ranks(), special_tokens={},
+                         backend=backend)
+    path = tmp_path / "tokenizer.json"
+    pybpe.dump_hf_tokenizer(enc, str(path))
+    doc = json.loads(path.read_text("utf-8"))
+    doc["pre_tokenizer"]["pretokenizers"][0]["pattern"]["Regex"] = pattern
+    path.write_text(json.dumps(doc), "utf-8")
+    return str(path)
+
+
+def test_tokenizer_json_pattern_is_time_bounded(tmp_path, backend):
+    import pickle
+
+    path = write_hf(tmp_path, EVIL + r"|\S+|\s+", backend)
+    enc = pybpe.load_hf_tokenizer(path, backend=backend)
+    assert enc.decode(enc.encode("ab ba")) == "ab ba"
+    for target in (enc, pickle.loads(pickle.dumps(enc))):
+        with pytest.raises(pybpe.PatternTimeout, match="tokenizer.json"):
+            target.encode(EVIL_TEXT)
+        with pytest.raises(pybpe.PatternTimeout, match="tokenizer.json"):
+            target.encode_ordinary_batch(["ab", EVIL_TEXT], num_threads=2)
+
+
+def test_time_bound_grows_with_the_text(monkeypatch):
+    # A long text with an ordinary (linear) pattern from a file is not cut
+    # short: the bound is PATTERN_SECONDS plus a share per character.
+    import regex
+    from pybpe import _bounded
+
+    monkeypatch.setattr(_bounded, "PATTERN_SECONDS", 0.05)
+    pattern = _bounded.BoundedPattern(regex.compile(r"(?:\w|')+|[^\w\s]+|\s+"), "f.json")
+    text = "it's a long text, with words; " * 100_000
+    assert "".join(pattern.findall(text)) == text
+    assert "".join(m.group() for m in pattern.finditer(text)) == text
+
+
+def test_invalid_pattern_in_tokenizer_json_is_a_format_error(tmp_path, backend):
+    path = write_hf(tmp_path, r"(\p{L}+", backend)
+    with pytest.raises(pybpe.FormatError, match="tokenizer.json.*regular expression"):
+        pybpe.load_hf_tokenizer(path, backend=backend)
