@@ -9,7 +9,7 @@ CC     ?= cc
 CWARN   = -std=c99 -pedantic -Wall -Wextra -Werror
 CSRC    = $(wildcard csrc/*.c)
 
-.PHONY: run test bench build ctest sanitize valgrind demos clean
+.PHONY: run test bench build ctest sanitize valgrind demos fuzz faults clean
 
 run: $(STAMP)            ## train a tokenizer on the bundled corpus and show it
 	$(PY) -m pybpe demo
@@ -54,7 +54,26 @@ valgrind: $(STAMP)
 demos:
 	$(MAKE) -C csrc/examples run
 
+# Fuzz every target of fuzz/targets.py for FUZZ_SECONDS each: atheris
+# (libFuzzer) when it installs here, hypothesis otherwise.  A finding is
+# saved under fuzz/findings/ and fails the run.  FUZZ_ARGS: e.g. targets,
+# --keep-going, --seed N.
+FUZZ_SECONDS ?= 30
+fuzz: $(STAMP)
+	$(PY) -m pip install -q atheris || echo "atheris did not install here: fuzzing with hypothesis"
+	$(PY) fuzz/run.py --seconds $(FUZZ_SECONDS) $(FUZZ_ARGS)
+
+# Fail every allocation the C extension makes, one at a time (tools/faults.py,
+# through the LD_PRELOAD shim tools/failalloc.c); each must be a MemoryError
+# that leaves the objects working.  FAULTS_ARGS=--quick for the short form.
+tools/bin/failalloc.so: tools/failalloc.c
+	mkdir -p $(dir $@)
+	$(CC) $(CWARN) -O2 -fPIC -shared -o $@ $<
+
+faults: $(STAMP) tools/bin/failalloc.so
+	$(PY) tools/faults.py --shim tools/bin/failalloc.so $(FAULTS_ARGS)
+
 clean:
 	rm -rf build dist *.egg-info pybpe/_bpe_c.* pybpe/*.so csrc/tests/bin csrc/examples/bin \
-	    .pytest_cache .benchmarks .hypothesis
+	    .pytest_cache .benchmarks .hypothesis tools/bin fuzz/logs
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +
