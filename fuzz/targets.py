@@ -314,7 +314,7 @@ def same_outcome(fns, what):
     for fn in fns:
         try:
             results.append(("ok", fn()))
-        except (ValueError, KeyError) as exc:
+        except (ValueError, KeyError, pybpe.PatternTimeout) as exc:  # the documented refusals
             results.append(("raised", type(exc).__name__))
     for other in results[1:]:
         check(other == results[0], "%s: backends differ: %r vs %r", what, results[0], other)
@@ -454,31 +454,30 @@ _NAMES = ("gpt2", "cl100k_base", "o200k_base", "p50k_base")
 _encodings = None
 
 
-def _rank_file(name):
-    """The rank file for a named encoding: shipped, or in the shared data folder."""
-    filename = {"gpt2": "gpt2.tiktoken"}.get(name, name + ".tiktoken")
-    for folder in (os.path.join(ROOT, "pybpe", "data"), SHARED_DATA):
-        path = os.path.join(folder, filename)
-        if os.path.isfile(path):
-            return path
-    return None
+def _named(name, backend):
+    """get_encoding(name), or from the shared data folder's rank file (older
+    pybpe shipped only gpt2 and cl100k); None when neither has it."""
+    try:
+        return pybpe.get_encoding(name, backend=backend)
+    except FileNotFoundError:
+        path = os.path.join(SHARED_DATA, name + ".tiktoken")
+        return pybpe.get_encoding(name, path=path, backend=backend) if os.path.isfile(path) else None
 
 
 def encodings():
     """[(name, [pybpe Encoding per backend], tiktoken Encoding)] for each named
-    encoding whose rank file is here (tiktoken built from the same file)."""
+    encoding here, tiktoken built from the same ranks (never downloaded)."""
     global _encodings
     if _encodings is None:
         import tiktoken
 
         _encodings = []
         for name in _NAMES:
-            path = _rank_file(name)
-            if path is None:
+            ours = [_named(name, b) for b in BACKENDS]
+            if ours[0] is None:
                 continue
-            ours = [pybpe.get_encoding(name, path=path, backend=b) for b in BACKENDS]
             theirs = tiktoken.Encoding(name + "-offline", pat_str=ours[0].pat_str,
-                                       mergeable_ranks=formats.load_tiktoken_bpe(path),
+                                       mergeable_ranks=ours[0].mergeable_ranks,
                                        special_tokens=ours[0].special_tokens)
             _encodings.append((name, ours, theirs))
     return _encodings

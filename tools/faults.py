@@ -54,10 +54,16 @@ def _tokenizer_state(tok):
     """Everything a failed train must leave as it was: the public views, the
     core objects' contents, and what encoding gives (not from the word cache)."""
     def state():
-        tok._word_cache.clear()
-        return (tok.vocab, tok.merges, list(tok._merge_counts), tok._symtab.tokens(), list(tok._merge_ids),
+        _clear_word_cache(tok)
+        core = tok._state
+        return (tok.vocab, tok.merges, list(core.merge_counts), core.symtab.tokens(), list(core.merge_ids),
                 tok.encode("the king's ghost"))
     return state
+
+
+def _clear_word_cache(tok):
+    """Forget the words a tokenizer encoded, so encoding them again runs C."""
+    tok._state.word_cache.clear()
 
 
 def _train(options, vocab_size):
@@ -72,7 +78,7 @@ def _train(options, vocab_size):
 
         def run():  # (encoding after training is another workload: its failure is not train's)
             tok.train(corpus)
-            return tok.vocab, tok.merges, tok._merge_counts, tok._symtab.tokens()
+            return tok.vocab, tok.merges, tok._state.merge_counts, tok._state.symtab.tokens()
 
         return run, _tokenizer_state(tok), prepare
     return make
@@ -92,7 +98,7 @@ def _encode(options, how):
         text = " ".join(_hamlet(60)) + " naïve \U0001f600 zzzqqq"
         if how == "short":
             def run():
-                tok._word_cache.clear()  # else the words come from the cache, not from C
+                _clear_word_cache(tok)  # else the words come from the cache, not from C
                 return [tok.encode(w) for w in text.split()[:40]]
             return run, None
         if how == "long":
@@ -100,7 +106,7 @@ def _encode(options, how):
         texts = _hamlet(200)[100:] + [text]
 
         def run():
-            tok._word_cache.clear()
+            _clear_word_cache(tok)
             return tok.encode_batch(texts, num_threads=2)
         return run, None
     return make
@@ -142,10 +148,10 @@ def _load_model(options):
 
 
 def _encoding_ranks(name):
-    from pybpe import formats, registry
+    import pybpe
 
-    filename, _, pat, specials, _ = registry._SPECS[name]
-    return formats.load_tiktoken_bpe(os.path.join(ROOT, "pybpe", "data", filename)), pat, specials
+    enc = pybpe.get_encoding(name, backend="python")
+    return enc.mergeable_ranks, enc.pat_str, enc.special_tokens
 
 
 def _encoding_build(name, with_merges):
