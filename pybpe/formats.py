@@ -9,13 +9,21 @@
   pre-tokenizer (load_hf_tokenizer / dump_hf_tokenizer).
 A bad file raises pybpe.FormatError naming the file (and line) and the problem,
 never a half-built object; writes go to a temporary file renamed into place.
-Left out: normalizers, `add_prefix_space`, byte fallback, dropout and
-continuing-subword prefixes of tokenizer.json (rejected with a FormatError).
+Left out of tokenizer.json, and rejected with a FormatError naming the
+feature: everything that would change the IDs -- normalizers,
+`add_prefix_space`, byte fallback, dropout, continuing-subword prefixes,
+post-processors other than ByteLevel (TemplateProcessing...), truncation,
+padding, added tokens with lstrip / rstrip / single_word.  Accepted because
+they cannot change the IDs: `normalized` and `special` on added tokens, a
+ByteLevel post-processor, `unk_token` when every byte is a token (see
+_ADDED_TOKEN_KEYS).  `sniff` and `load_sniffed` are pybpe.load's way of
+recognising all of these formats by content.
 """
 import base64
 import binascii
 import json
 import os
+import re
 
 from . import patterns
 from ._pyranks import byte_pair_merge
@@ -167,9 +175,10 @@ def _encoding_merges(enc):
     return enc.merges if enc.merges is not None else merges_from_ranks(enc._mergeable_ranks)
 
 
-def _load_json(path):
+def _load_json(path, data=None):
+    """The JSON document in file `path` (or in `data`, its bytes), or FormatError."""
     try:
-        return json.loads(_read_bytes(path).decode("utf-8"))
+        return json.loads((_read_bytes(path) if data is None else data).decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise FormatError("%s: not UTF-8 (%s)" % (path, exc.reason)) from None
     except RecursionError:
@@ -191,6 +200,9 @@ def _split_vocab(vocab, path, special_tokens):
         if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i <= _MAX_ID:
             raise FormatError("%s: token %r has ID %r, not an integer in [0, %d]" % (path, text, i, _MAX_ID))
         if special_tokens is not None and text in special_tokens:
+            if special_tokens[text] != i:
+                raise FormatError("%s: added token %r has ID %d, but the vocabulary gives it %d"
+                                  % (path, text, special_tokens[text], i))
             continue
         token = unicode_to_token(text)
         if special_tokens is None and _looks_special(text):
@@ -204,6 +216,16 @@ def _split_vocab(vocab, path, special_tokens):
     if special_tokens is not None:
         specials = dict(special_tokens)
     return ranks, specials
+
+
+def _check_special_ids(ranks, specials, path):
+    """FormatError when a special token has the ID of a regular token: one ID
+    would then decode two ways."""
+    by_id = {i: t for t, i in ranks.items()}
+    for text, i in specials.items():
+        if i in by_id:
+            raise FormatError("%s: special token %r has ID %d, which is also the ID of token %r"
+                              % (path, text, i, by_id[i]))
 
 
 def _parse_merges(items, vocab, path, numbered):
@@ -265,6 +287,7 @@ def load_gpt2_bpe(vocab_path, merges_path, *, name=None, pat_str=patterns.GPT2, 
         items.append(line)
         linenos.append(lineno)
     merges = _parse_merges(items, vocab, merges_path, lambda k: "line %d" % linenos[k])
+    _check_special_ids(ranks, specials, vocab_path)
     return _build(vocab_path, name=name or os.path.splitext(os.path.basename(vocab_path))[0],
                   pat_str=pat_str, mergeable_ranks=ranks, special_tokens=specials, merges=merges,
                   backend=backend)
@@ -339,14 +362,67 @@ def _hf_pattern(pre, path):
                       "ByteLevel(use_regex=false)])" % (path, pre.get("type")))
 
 
+# What load_hf_tokenizer does with the parts of a tokenizer.json that pybpe
+# does not implement.  Anything that would change the IDs is a FormatError
+# naming it; parts that cannot change them are accepted:
+#   - added_tokens[].normalized: which text an added token is matched in;
+#     with no normalizer (required below) that is the text itself.
+#   - added_tokens[].special: only decode(skip_special_tokens=...) reads it.
+#   - ByteLevel's trim_offsets, and a ByteLevel post_processor: offsets only.
+#   - model.unk_token, when every single byte is a token (it is then never
+#     produced); model.fuse_unk likewise.
+# Refused: added tokens with lstrip / rstrip / single_word (they move what
+# an added token matches), any post_processor but ByteLevel (e.g.
+# TemplateProcessing adds tokens such as BOS/EOS), truncation and padding,
+# normalizers, byte_fallback, dropout, continuing-subword prefixes and
+# end-of-word suffixes, pre-tokenizers other than ByteLevel or
+# Sequence[Split, ByteLevel].
+_ADDED_TOKEN_KEYS = {"id", "content", "single_word", "lstrip", "rstrip", "normalized", "special"}
+
+
+def _hf_added_tokens(added, path):
+    """{content: id} of tokenizer.json's added_tokens, or FormatError."""
+    if not isinstance(added, list):
+        raise FormatError("%s: added_tokens must be a list" % path)
+    specials, ids = {}, {}
+    for k, entry in enumerate(added):
+        if not (isinstance(entry, dict) and isinstance(entry.get("content"), str) and entry["content"]
+                and type(entry.get("id")) is int and 0 <= entry["id"] <= _MAX_ID):
+            raise FormatError("%s: added_tokens[%d] needs a non-empty content and an integer id" % (path, k))
+        unknown = sorted(set(entry) - _ADDED_TOKEN_KEYS)
+        if unknown:
+            raise FormatError("%s: added_tokens[%d] has fields pybpe does not know: %s" % (path, k, unknown))
+        for flag in ("single_word", "lstrip", "rstrip", "normalized", "special"):
+            if not isinstance(entry.get(flag, False), bool):
+                raise FormatError("%s: added_tokens[%d].%s must be true or false" % (path, k, flag))
+        for flag in ("single_word", "lstrip", "rstrip"):
+            if entry.get(flag, False):
+                raise FormatError("%s: added_tokens[%d] (%r) sets %s, which pybpe does not support (it "
+                                  "changes what the token matches)" % (path, k, entry["content"], flag))
+        content, i = entry["content"], entry["id"]
+        if content in specials:
+            raise FormatError("%s: added_tokens[%d]: %r is added twice" % (path, k, content))
+        if i in ids:
+            raise FormatError("%s: added_tokens[%d]: ID %d is given to both %r and %r"
+                              % (path, k, i, ids[i], content))
+        specials[content] = i
+        ids[i] = content
+    return specials
+
+
 def load_hf_tokenizer(path, *, name=None, backend=None):
     """An Encoding from a Hugging Face tokenizer.json (BPE model, ByteLevel).
 
     Added tokens become special tokens: encode with allowed_special="all" to
     match them where HF does.  `ignore_merges` turns on whole-piece lookup.
+    Features pybpe does not implement are a FormatError naming them, unless
+    they cannot change the IDs (the comment above _ADDED_TOKEN_KEYS lists which).
     """
     path = os.fspath(path)
-    doc = _load_json(path)
+    return _hf_encoding(_load_json(path), path, name, backend)
+
+
+def _hf_encoding(doc, path, name, backend):
     if not isinstance(doc, dict) or not isinstance(doc.get("model"), dict):
         raise FormatError("%s: not a tokenizer.json (no model object)" % path)
     model = doc["model"]
@@ -359,29 +435,35 @@ def load_hf_tokenizer(path, *, name=None, backend=None):
         raise FormatError("%s: byte_fallback and dropout are not supported" % path)
     if doc.get("normalizer") is not None:
         raise FormatError("%s: normalizers are not supported" % path)
+    for key in ("truncation", "padding"):
+        if doc.get(key) is not None:
+            raise FormatError("%s: %s is not supported (it changes the IDs); set it to null" % (path, key))
+    post = doc.get("post_processor")
+    if post is not None and not (isinstance(post, dict) and post.get("type") == "ByteLevel"):
+        kind = post.get("type") if isinstance(post, dict) else type(post).__name__
+        raise FormatError("%s: post_processor %s is not supported (pybpe adds no tokens around the "
+                          "text); only null or ByteLevel" % (path, kind))
     decoder = doc.get("decoder")
     if decoder is not None and not (isinstance(decoder, dict) and decoder.get("type") == "ByteLevel"):
         raise FormatError("%s: the decoder must be ByteLevel" % path)
     pat_str = _hf_pattern(doc.get("pre_tokenizer"), path)
-    added = doc.get("added_tokens") or []
-    if not isinstance(added, list):
-        raise FormatError("%s: added_tokens must be a list" % path)
-    specials = {}
-    for k, entry in enumerate(added):
-        if not (isinstance(entry, dict) and isinstance(entry.get("content"), str) and entry["content"]
-                and isinstance(entry.get("id"), int) and 0 <= entry["id"] <= _MAX_ID):
-            raise FormatError("%s: added_tokens[%d] needs a non-empty content and an integer id" % (path, k))
-        specials[entry["content"]] = entry["id"]
+    specials = _hf_added_tokens(doc.get("added_tokens") or [], path)
     vocab = model.get("vocab")
     ranks, _ = _split_vocab(vocab, path, specials)
+    if model.get("unk_token") is not None and any(bytes([b]) not in ranks for b in range(256)):
+        raise FormatError("%s: model.unk_token is not supported when some byte has no token "
+                          "(pybpe has no unknown token)" % path)
     merges_raw = model.get("merges", [])
     if not isinstance(merges_raw, list):
         raise FormatError("%s: model.merges must be a list" % path)
+    ignore_merges = model.get("ignore_merges", False)
+    if not isinstance(ignore_merges, bool):
+        raise FormatError("%s: model.ignore_merges must be true or false" % path)
     merges = _parse_merges(merges_raw, vocab, path, lambda k: "merges[%d]" % k)
+    _check_special_ids(ranks, specials, path)
     return _build(path, name=name or os.path.splitext(os.path.basename(path))[0], pat_str=pat_str,
                   mergeable_ranks=ranks, special_tokens=specials, merges=merges,
-                  lookup_whole_piece=bool(model.get("ignore_merges", False)), backend=backend,
-                  pattern_source=path)
+                  lookup_whole_piece=ignore_merges, backend=backend, pattern_source=path)
 
 
 def dump_hf_tokenizer(enc, path):
@@ -423,3 +505,84 @@ def dump_hf_tokenizer(enc, path):
                   "ignore_merges": bool(enc._lookup_whole_piece), "vocab": vocab, "merges": merges},
     }
     atomic_write(path, json.dumps(doc, ensure_ascii=False, indent=1).encode("utf-8"))
+
+
+# -- pybpe.load: every format, recognised by its content -------------------------------
+
+# A .tiktoken line: base64 of the token, one space, the rank.
+_TIKTOKEN_LINE = re.compile(rb"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)? [0-9]+\r?")
+
+
+def sniff(path):
+    """What file `path` holds, judged by its content, for pybpe.load:
+    (kind, content) where kind is "pybpe" (a BPETokenizer.save file), "hf"
+    (a tokenizer.json) or "gpt2-vocab" ({token: id}) with content the JSON
+    document, or "tiktoken" / "gpt2-merges" with content the raw bytes.
+    FormatError, naming the formats it looked for, for anything else."""
+    data = _read_bytes(path)
+    if data.lstrip()[:1] in (b"{", b"["):
+        doc = _load_json(path, data)
+        if isinstance(doc, dict) and "format" in doc:
+            return "pybpe", doc
+        if isinstance(doc, dict) and "model" in doc:
+            return "hf", doc
+        if isinstance(doc, dict) and doc and all(type(i) is int for i in doc.values()):
+            return "gpt2-vocab", doc
+        raise FormatError('%s: JSON that pybpe.load does not recognise: not a pybpe tokenizer (no "format"), '
+                          'not a Hugging Face tokenizer.json (no "model"), not a GPT-2 vocab.json '
+                          '({token: integer id})' % path)
+    first = next((line for line in data.split(b"\n") if line.strip()), b"")
+    if _TIKTOKEN_LINE.fullmatch(first) or path.endswith(".tiktoken"):  # (the name decides a broken one)
+        return "tiktoken", data
+    if first.startswith(b"#version") or len(first.split(b" ")) == 2:
+        return "gpt2-merges", data
+    raise FormatError("%s: not a file pybpe.load recognises (a pybpe tokenizer .json, a Hugging Face "
+                      "tokenizer.json, a GPT-2 vocab.json or merges.txt, a .tiktoken rank file)" % path)
+
+
+def _beside(path, names):
+    """The first of `names` (file names, None skipped) that exists in path's directory."""
+    folder = os.path.dirname(path)
+    for name in dict.fromkeys(n for n in names if n):
+        candidate = os.path.join(folder, name)
+        if candidate != path and os.path.isfile(candidate):
+            return candidate
+    return None
+
+
+def _swap(name, old, new):
+    return name[: -len(old)] + new if name.endswith(old) else None
+
+
+def load_sniffed(path, kind, content, backend=None):
+    """The Encoding a file of `kind` (see sniff) amounts to, or FormatError
+    saying which loader to call with what.  "pybpe" files are the
+    tokenizer's to load."""
+    base = os.path.basename(path)
+    if kind == "hf":
+        return _hf_encoding(content, path, None, backend)
+    if kind == "gpt2-vocab":
+        merges = _beside(path, [_swap(base, "vocab.json", "merges.txt"), _swap(base, "encoder.json", "vocab.bpe"),
+                                "merges.txt", "vocab.bpe"])
+        if merges is None:
+            raise FormatError("%s: a GPT-2 vocabulary ({token: id}) with no merges.txt or vocab.bpe beside it: "
+                              "call pybpe.load_gpt2_bpe(vocab_path, merges_path)" % path)
+        return load_gpt2_bpe(path, merges, backend=backend)
+    if kind == "gpt2-merges":
+        vocab = _beside(path, [_swap(base, "merges.txt", "vocab.json"), _swap(base, "vocab.bpe", "encoder.json"),
+                               "vocab.json", "encoder.json"])
+        if vocab is None:
+            raise FormatError("%s: a GPT-2 merge list with no vocab.json or encoder.json beside it: "
+                              "call pybpe.load_gpt2_bpe(vocab_path, merges_path)" % path)
+        return load_gpt2_bpe(vocab, path, backend=backend)
+    if kind == "tiktoken":
+        from . import registry
+
+        name = registry.encoding_of_rank_file(content)
+        if name is not None:  # one of OpenAI's files: its pattern and special tokens are known
+            return registry.get_encoding(name, path=path, backend=backend)
+        load_tiktoken_bpe(path)  # a malformed file gets its line-by-line FormatError first
+        raise FormatError("%s: a .tiktoken rank file holds no pattern and no special tokens, so it is not an "
+                          "encoding by itself: build one with pybpe.Encoding(name, pat_str=..., "
+                          "mergeable_ranks=pybpe.load_tiktoken_bpe(path), special_tokens={...})" % path)
+    raise ValueError("unknown kind %r" % (kind,))

@@ -160,6 +160,17 @@ def _plugin_constructors():
     return found
 
 
+def encoding_of_rank_file(data):
+    """The first built-in encoding whose rank file is exactly `data` (bytes),
+    or None: pybpe.load uses it to turn a published .tiktoken file into its
+    encoding."""
+    digest = hashlib.sha256(data).hexdigest()
+    for name, (filename, _, _, _) in _BUILTIN.items():
+        if _FILES[filename] == digest:
+            return name
+    return None
+
+
 def _sha256(path):
     digest = hashlib.sha256()
     with open(path, "rb") as f:

@@ -10,6 +10,7 @@ other tools (tiktoken, GPT-2, Hugging Face) are in pybpe/formats.py.
 """
 import io
 import json
+import os
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -502,17 +503,27 @@ _MAX_CHUNK = 1 << 16
 
 
 def load(path, *, backend=None):
-    """Read a tokenizer written by BPETokenizer.save.
+    """Read a tokenizer file, whichever of the formats pybpe reads it is.
+
+    A file written by BPETokenizer.save gives a BPETokenizer.  The others,
+    recognised by their content, give an Encoding: a Hugging Face
+    tokenizer.json (as load_hf_tokenizer), a GPT-2 vocab.json or merges.txt
+    with its partner beside it (vocab.json + merges.txt, or encoder.json +
+    vocab.bpe: as load_gpt2_bpe), and a .tiktoken rank file when it is one of
+    OpenAI's (as get_encoding).  For one that cannot be an encoding by itself
+    (a .tiktoken file of one's own, a vocab.json alone) the FormatError says
+    which loader to call.
 
     Raises FormatError (a ValueError) naming the file and the problem for
     anything corrupt, truncated or hostile; a failed load changes nothing.
     """
-    try:
-        with open(path, encoding="utf-8") as f:
-            document = json.load(f)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise FormatError("%s: not a pybpe tokenizer file (invalid JSON: %s)" % (path, exc)) from None
-    return _from_document(document, path, backend)
+    from . import formats
+
+    path = os.fspath(path)
+    kind, content = formats.sniff(path)
+    if kind == "pybpe":
+        return _from_document(content, path, backend)
+    return formats.load_sniffed(path, kind, content, backend)
 
 
 def _from_document(doc, path, backend):
@@ -521,17 +532,19 @@ def _from_document(doc, path, backend):
 
     if not isinstance(doc, dict) or doc.get("format") != FORMAT_NAME:
         fail("not a pybpe tokenizer file (no \"format\": %r)" % FORMAT_NAME)
-    if doc.get("version") != FORMAT_VERSION:
-        fail("format version %r is not supported (this pybpe reads version %d)"
-             % (doc.get("version"), FORMAT_VERSION))
+    version = doc.get("version")
+    if type(version) is not int or version != FORMAT_VERSION:  # not 1.0, not true
+        fail("format version %r is not supported (this pybpe reads version %d)" % (version, FORMAT_VERSION))
     config, vocab, merges = doc.get("config"), doc.get("vocab"), doc.get("merges")
-    counts = doc.get("merge_counts", [0] * len(merges or []))
     if not isinstance(config, dict):
         fail("\"config\" must be an object")
     if not isinstance(vocab, list) or not all(isinstance(t, str) for t in vocab):
         fail("\"vocab\" must be a list of strings")
-    if not isinstance(merges, list) or not isinstance(counts, list) or len(counts) != len(merges):
-        fail("\"merges\" and \"merge_counts\" must be lists of the same length")
+    if not isinstance(merges, list):
+        fail("\"merges\" must be a list of [left, right] vocab IDs")
+    counts = doc.get("merge_counts", [0] * len(merges))
+    if not isinstance(counts, list) or len(counts) != len(merges):
+        fail("\"merge_counts\" must be a list as long as \"merges\"")
     known = {"vocab_size", "min_frequency", "max_token_length", "special_tokens", "pretokenizer",
              "end_of_word", "marker", "byte_level", "lowercase"}
     extra = set(config) - known
@@ -553,14 +566,16 @@ def _from_document(doc, path, backend):
         fail("\"vocab\" has duplicate entries")
     if flavour.byte_level and tokens[:256] != [bytes([b]) for b in range(256)]:
         fail("a byte-level vocab must start with the 256 single bytes in order")
+    if not flavour.byte_level and vocab[:1] != [UNK]:
+        fail("a character-level vocab must start with %r (ID 0 encodes unknown characters)" % UNK)
     symtab = tok._core.SymbolTable(tokens)
     merge_ids = []
     for rank, (merge, count) in enumerate(zip(merges, counts)):
         if (not isinstance(merge, list) or len(merge) != 2
                 or not all(type(i) is int and 0 <= i < len(tokens) for i in merge)):
             fail("merges[%d] must be a pair of vocab IDs, not %r" % (rank, merge))
-        if type(count) is not int or count < 0:
-            fail("merge_counts[%d] must be a non-negative integer" % rank)
+        if type(count) is not int or not 0 <= count <= _MAX_COUNT:
+            fail("merge_counts[%d] must be an integer in 0..2**64-1" % rank)
         merged = symtab.lookup(tokens[merge[0]] + tokens[merge[1]])
         if merged < 0:
             fail("merges[%d] makes %r, which is not in the vocab" % (rank, vocab[merge[0]] + vocab[merge[1]]))
