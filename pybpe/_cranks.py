@@ -211,6 +211,31 @@ class RankTable:
         _check(status, "encoding")
         return _id_lists(out, n_out, 1)[0]
 
+    def split_text(self, text, preset, pattern):
+        """The pieces encode_text cuts `text` into (a list of str): the C
+        scanner's (`pattern` is not used, as in encode_text)."""
+        return split(text, preset)
+
+    def encode_text_into(self, data, preset, out):
+        """Encodes UTF-8 `data` (one text) into `out`, a writable buffer of
+        at least len(data) uint32 items (a text never has more IDs than
+        bytes), and returns the number of IDs written.  Encoding.encode_to_numpy
+        passes a NumPy array's own memory, so no Python int is ever made."""
+        if not data:
+            return 0
+        target = ffi.from_buffer("uint32_t[]", out, require_writable=True)
+        try:
+            if len(target) < len(data):
+                raise ValueError("the output buffer holds %d IDs; a text of %d bytes may need %d"
+                                 % (len(target), len(data), len(data)))
+            n_out = ffi.new("size_t *")
+            status = lib.bpe_ranks_encode_text(self._table, preset, ffi.from_buffer(data), len(data),
+                                               target, n_out)
+            _check(status, "encoding")
+            return n_out[0]
+        finally:
+            ffi.release(target)  # the caller may resize `out` once this view is gone
+
     def encode_texts(self, texts, preset, pattern):
         """IDs of each text of a list (str without surrogates), in one C call
         without the GIL: the texts' UTF-8 laid end to end, one flat ID array

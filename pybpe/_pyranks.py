@@ -227,10 +227,14 @@ class RankTable:
         compiled regex).  `preset` names the C scanner pybpe._cranks uses for
         the same pattern; here the ASCII parts of the text are cut by the
         pattern's `re` twin instead (pybpe/_asciisplit.py), same pieces."""
+        return self.encode_pieces(self.split_text(text, preset, pattern))
+
+    def split_text(self, text, preset, pattern):
+        """The pieces encode_text cuts `text` into (a list of str)."""
         twin = _ascii_twin(pattern.pattern)
         if twin is None:
-            return self.encode_pieces(pattern.findall(text))
-        return self.encode_pieces(_asciisplit.cut(text, twin, pattern))
+            return pattern.findall(text)
+        return _asciisplit.cut(text, twin, pattern)
 
     def encode_texts(self, texts, preset, pattern):
         """[encode_text(t, preset, pattern) for t in texts] (pybpe._cranks does

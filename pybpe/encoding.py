@@ -4,8 +4,9 @@ An Encoding is a byte-level BPE: a regex cuts the text into pieces, each
 piece's UTF-8 bytes are merged by rank (pybpe._cranks in C, pybpe._pyranks in
 Python -- identical results), and special tokens such as <|endoftext|> are
 matched only where the caller allows them.  Loading rank files and the
-registry of named encodings live in pybpe.formats and pybpe.registry.  Left
-out from tiktoken: encode_to_numpy and the "unstable" completion helpers.
+registry of named encodings live in pybpe.formats and pybpe.registry.  Every
+public method of tiktoken.Encoding is here, and its underscored ones that
+users call (_encode_bytes, _encode_single_piece, _encode_only_native_bpe).
 
     >>> from pybpe import get_encoding
     >>> enc = get_encoding("gpt2")
@@ -14,6 +15,7 @@ out from tiktoken: encode_to_numpy and the "unstable" completion helpers.
     >>> enc.decode([31373, 995])
     'hello world'
 """
+import bisect
 import functools
 from concurrent.futures import ThreadPoolExecutor
 
@@ -109,6 +111,36 @@ def _raise_disallowed(token):
         "disallowed_special=(enc.special_tokens_set - {%r}).\n"
         "To turn the check off for every special token, pass disallowed_special=()." % (token, token, token)
     )
+
+
+# Bytes that make a token "all space" when encode_with_unstable and
+# _encode_bytes look back for where a last piece could have started (the
+# characters tiktoken checks for).
+_SPACE_BYTES = frozenset(b" \n\t")
+# Characters str.isspace() counts that are not Unicode White_Space (the
+# property tiktoken's char::is_whitespace tests): the information separators.
+_NOT_WHITE_SPACE = frozenset("\x1c\x1d\x1e\x1f")
+
+
+def _last_char(data):
+    """(byte length, character) of the UTF-8 character `data` ends with, or
+    (1, None) when it ends with bytes that are not a whole character.
+
+        >>> _last_char("aé".encode())
+        (2, 'é')
+        >>> _last_char(b"a\\xe2\\x80")
+        (1, None)
+    """
+    for size in range(1, min(4, len(data)) + 1):
+        try:
+            return size, data[-size:].decode("utf-8")
+        except UnicodeDecodeError:
+            continue  # the smallest suffix that decodes is the last character
+    return 1, None
+
+
+def _is_white_space(char):
+    return char.isspace() and char not in _NOT_WHITE_SPACE
 
 
 class Encoding:
@@ -250,11 +282,19 @@ class Encoding:
         # Text with no special tokens and no surrogates: split, then merge.
         if self._preset is not None:
             return self._table.encode_text(text, self._preset, self._pat)
-        if self._pat.groups:  # capture groups would make findall return groups
-            pieces = [m.group() for m in self._pat.finditer(text)]
-        else:
-            pieces = self._pat.findall(text)
-        return self._table.encode_pieces(pieces)
+        return self._table.encode_pieces(self._regex_pieces(text))
+
+    def _regex_pieces(self, text):
+        # The pattern's matches (with capture groups findall would return groups).
+        if self._pat.groups:
+            return [m.group() for m in self._pat.finditer(text)]
+        return self._pat.findall(text)
+
+    def _pieces(self, text):
+        # The pieces _encode_plain cuts `text` into.
+        if self._preset is not None:
+            return self._table.split_text(text, self._preset, self._pat)
+        return self._regex_pieces(text)
 
     def encode_ordinary(self, text):
         """Encode `text` ignoring special tokens (their text is ordinary text).
@@ -287,6 +327,21 @@ class Encoding:
             ...
             ValueError: Encountered text corresponding to disallowed special token '<|endoftext|>'...
         """
+        allowed = self._checked_allowed(text, allowed_special, disallowed_special)
+        text = _fix_surrogates(text)
+        if not allowed:
+            return self._encode_plain(text)
+        out = []
+        for plain, special in self._segments(text, allowed):
+            out.extend(self._encode_plain(plain))
+            if special is not None:
+                out.append(special)
+        return out
+
+    def _checked_allowed(self, text, allowed_special, disallowed_special):
+        # The checks every encode-with-specials method starts with: `text` is
+        # a str holding no disallowed special token.  Returns the allowed
+        # special tokens this encoding has.
         if not isinstance(text, str):
             raise TypeError("text must be a str, not %s" % type(text).__name__)
         allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
@@ -294,18 +349,55 @@ class Encoding:
             match = _special_regex(disallowed).search(text)
             if match:
                 _raise_disallowed(match.group())
-        text = _fix_surrogates(text)
-        allowed = frozenset(t for t in allowed if t in self._special_tokens)
-        if not allowed:
-            return self._encode_plain(text)
-        out = []
+        return frozenset(t for t in allowed if t in self._special_tokens)
+
+    def _segments(self, text, allowed):
+        """(ordinary text, special ID) pairs covering `text`: the text before
+        each allowed special token with that token's ID, then the rest of the
+        text with None."""
         start = 0
-        for match in _special_regex(allowed).finditer(text):
-            out.extend(self._encode_plain(text[start:match.start()]))
-            out.append(self._special_tokens[match.group()])
-            start = match.end()
-        out.extend(self._encode_plain(text[start:]))
-        return out
+        if allowed:
+            for match in _special_regex(allowed).finditer(text):
+                yield text[start:match.start()], self._special_tokens[match.group()]
+                start = match.end()
+        yield text[start:], None
+
+    def encode_to_numpy(self, text, *, allowed_special=frozenset(), disallowed_special=_ALL):
+        """encode, as a NumPy array of uint32 (NumPy is imported here only; pybpe
+        does not require it).  With a C scanner (the gpt2, cl100k and o200k
+        patterns on the C backend) the C encoder writes straight into the
+        array's memory, which is then shrunk to fit: no Python int is made.
+
+            >>> from pybpe import get_encoding
+            >>> get_encoding("o200k_base").encode_to_numpy("hello world")
+            array([24912,  2375], dtype=uint32)
+        """
+        allowed = self._checked_allowed(text, allowed_special, disallowed_special)
+        try:
+            import numpy
+        except ImportError:
+            raise ImportError("Encoding.encode_to_numpy needs NumPy, which pybpe itself does not require; "
+                              "install numpy, or use encode()") from None
+        text = _fix_surrogates(text)
+        into = getattr(self._table, "encode_text_into", None)
+        if self._preset is None or into is None:
+            return numpy.array(self.encode(text, allowed_special=allowed, disallowed_special=()),
+                               dtype=numpy.uint32)
+        parts = []
+        for plain, special in self._segments(text, allowed):
+            if plain:
+                data = plain.encode("utf-8")
+                ids = numpy.empty(len(data), dtype=numpy.uint32)  # a text has at most one ID per byte
+                n = into(data, self._preset, ids)
+                # realloc to the IDs written; nothing else refers to `ids` (the
+                # C call's view of it is released).
+                ids.resize(n, refcheck=False)
+                parts.append(ids)
+            if special is not None:
+                parts.append(numpy.array([special], dtype=numpy.uint32))
+        if len(parts) == 1:
+            return parts[0]
+        return numpy.concatenate(parts) if parts else numpy.empty(0, dtype=numpy.uint32)
 
     def _special_sets(self, allowed_special, disallowed_special):
         # tiktoken's rules: "all" allowed = every special token; "all"
@@ -319,17 +411,180 @@ class Encoding:
         return frozenset(allowed_special), frozenset(disallowed_special)
 
     def encode_single_token(self, text_or_bytes):
-        """The ID of text (str or bytes) that is exactly one token; KeyError otherwise.
+        """The ID of text (str or bytes) that is exactly one token, special
+        tokens included; KeyError otherwise.  As in tiktoken, ordinary tokens
+        are looked up first, then special tokens by their UTF-8 bytes.
 
             >>> from pybpe import get_encoding
-            >>> get_encoding("gpt2").encode_single_token("hello")
-            31373
+            >>> enc = get_encoding("gpt2")
+            >>> enc.encode_single_token("hello"), enc.encode_single_token(b"<|endoftext|>")
+            (31373, 50256)
         """
-        if isinstance(text_or_bytes, str):
-            if text_or_bytes in self._special_tokens:
-                return self._special_tokens[text_or_bytes]
-            text_or_bytes = text_or_bytes.encode("utf-8")
-        return self._mergeable_ranks[text_or_bytes]
+        piece = text_or_bytes.encode("utf-8") if isinstance(text_or_bytes, str) else bytes(text_or_bytes)
+        token = self._mergeable_ranks.get(piece)
+        if token is not None:
+            return token
+        try:
+            return self._special_tokens[piece.decode("utf-8")]
+        except (UnicodeDecodeError, KeyError):
+            raise KeyError(piece) from None
+
+    # -- tiktoken's lower-level encoders ----------------------------------------
+    def _encode_single_piece(self, text_or_bytes):
+        """The IDs of one piece (str or bytes) merged whole, with no pattern
+        split and no special tokens.
+
+            >>> from pybpe import get_encoding
+            >>> get_encoding("gpt2")._encode_single_piece("helloqqqq")
+            [31373, 38227, 38227]
+        """
+        piece = text_or_bytes.encode("utf-8") if isinstance(text_or_bytes, str) else bytes(text_or_bytes)
+        token = self._mergeable_ranks.get(piece)
+        if token is not None:
+            return [token]
+        return self._table.encode_piece(piece) if piece else []
+
+    def _encode_only_native_bpe(self, text):
+        """encode_ordinary with the pattern matched by the `regex` module
+        and each piece merged on its own (tiktoken's reference path: no C
+        scanner, no surrogate fix-up)."""
+        ids = []
+        for piece in self._regex_pieces(text):
+            ids.extend(self._encode_single_piece(piece.encode("utf-8")))
+        return ids
+
+    def _byte_pair_encode(self, piece):
+        # Merging alone, without first looking the whole piece up (what
+        # tiktoken's completions use; with a merge list, that list's rule).
+        if self._merges is not None:
+            return self._table.encode_piece(piece)
+        from ._pyranks import byte_pair_merge
+
+        ranks = self._mergeable_ranks
+
+        def rule(a, b):
+            rank = ranks.get(a + b)
+            return None if rank is None else (rank, a + b)
+        try:
+            return [ranks[part] for part in byte_pair_merge([bytes([b]) for b in piece], rule)]
+        except KeyError as exc:
+            raise ValueError("byte %r has no token in this vocabulary" % (exc.args[0],)) from None
+
+    def _encode_with_last_piece(self, text, allowed):
+        # (IDs of `text`, how many of them the last pattern piece gave): 0
+        # when the text ends with a special token or is empty.  tiktoken's
+        # "unstable" helpers start from here: merges cannot cross a piece's
+        # edges, so only the last piece can still change as text is added.
+        ids, last = [], 0
+        for plain, special in self._segments(text, allowed):
+            pieces = self._pieces(plain) if plain else []
+            if pieces:
+                ids.extend(self._table.encode_pieces(pieces))
+                last = len(self._table.encode_pieces(pieces[-1:]))
+            if special is not None:
+                ids.append(special)
+                last = 0
+        return ids, last
+
+    def _extend_last_piece(self, ids, last):
+        # Pattern splits between runs of whitespace are not stable either
+        # ("\n" + " " can become one piece "\n \n" later): when the last
+        # piece starts with an all-space token, the all-space tokens before
+        # it count as unstable too.
+        def all_space(token):
+            data = None if token in self._special_token_values else self._decoder.get(token)
+            return data is not None and all(b in _SPACE_BYTES for b in data)
+        if last and all_space(ids[-last]):
+            while last < len(ids) and all_space(ids[-last - 1]):
+                last += 1
+        return last
+
+    def _encode_bytes(self, data):
+        """IDs of `data` (bytes), which may not be valid UTF-8: the longest
+        valid prefix is encoded as text, then its last piece and the bytes
+        after it are merged as one piece (tiktoken's guess at what a
+        model sees for text cut mid-character).
+
+            >>> from pybpe import get_encoding
+            >>> get_encoding("cl100k_base")._encode_bytes(b" \\xec\\x8b\\xa4\\xed")
+            [62085]
+        """
+        data = bytes(data)
+        try:
+            return self._encode_plain(data.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            valid = exc.start
+        ids, last = self._encode_with_last_piece(data[:valid].decode("utf-8"), frozenset())
+        last = self._extend_last_piece(ids, last)
+        if ids and last:
+            rest = self.decode_bytes(ids[-last:]) + data[valid:]
+            del ids[-last:]
+        else:
+            rest = data[valid:]
+        if rest:
+            ids.extend(self._encode_single_piece(rest))
+        return ids
+
+    @functools.cached_property
+    def _sorted_token_bytes(self):
+        return self.token_byte_values()
+
+    def _tokens_starting_with(self, prefix):
+        # Every mergeable token's bytes that start with `prefix`, in order.
+        vocab = self._sorted_token_bytes
+        i = bisect.bisect_left(vocab, prefix)
+        while i < len(vocab) and vocab[i].startswith(prefix):
+            yield vocab[i]
+            i += 1
+
+    def encode_with_unstable(self, text, *, allowed_special=frozenset(), disallowed_special=_ALL):
+        """(stable IDs, completions) for text that may continue: the stable IDs
+        encode a prefix of `text` that no continuation changes, and each
+        completion is an ID sequence that, after the stable IDs, spells the
+        rest of `text` and possibly more -- every way the last piece could
+        come out.  tiktoken's algorithm, with the same heuristics; like
+        tiktoken's, this API is itself unstable.  Completions come sorted.
+
+            >>> from pybpe import get_encoding
+            >>> enc = get_encoding("gpt2")
+            >>> stable, completions = enc.encode_with_unstable("hello fanta")
+            >>> stable, [277, 4910] in completions, [5113, 265] in completions
+            ([31373], True, True)
+        """
+        allowed = self._checked_allowed(text, allowed_special, disallowed_special)
+        ids, last = self._encode_with_last_piece(_fix_surrogates(text), allowed)
+        if not last:
+            return ids, []
+        last = self._extend_last_piece(ids, last)
+        unstable = self.decode_bytes(ids[-last:])
+        del ids[-last:]
+        completions = {(self._mergeable_ranks[token],) for token in self._tokens_starting_with(unstable)}
+        # The token that finishes the text may start inside it: for every
+        # split of `unstable`, its head followed by any token that starts
+        # with its tail, re-encoded, cut after the text's length.
+        for i in range(1, len(unstable)):
+            head, tail = unstable[:i], unstable[i:]
+            for token in self._tokens_starting_with(tail):
+                joined = head + token
+                try:
+                    encoded = self._encode_plain(joined.decode("utf-8"))
+                except UnicodeDecodeError:
+                    encoded = self._byte_pair_encode(joined)
+                seq, length = [], 0
+                for t in encoded:
+                    seq.append(t)
+                    length += len(self._decoder[t])
+                    if length >= len(unstable):
+                        break
+                completions.add(tuple(seq))
+        # Text added after trailing whitespace can split it off (gpt2's
+        # \s+(?!\S)): the whitespace character as a piece of its own.
+        if len(unstable) > 1:
+            size, char = _last_char(unstable)
+            if char is not None and len(unstable) > size and _is_white_space(char):
+                completions.add(tuple(self._byte_pair_encode(unstable[:-size])
+                                      + self._byte_pair_encode(unstable[-size:])))
+        return ids, [list(c) for c in sorted(completions)]
 
     def encode_ordinary_batch(self, text, *, num_threads=8):
         """encode_ordinary over a list of str, on `num_threads` threads.

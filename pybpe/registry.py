@@ -8,7 +8,8 @@ pybpe/data/ and are checked against their published sha256 when first loaded.
 A different copy of a rank file can be named by an explicit `path=`, the
 environment variable PYBPE_<NAME>_FILE (e.g. PYBPE_O200K_BASE_FILE) or
 <file>.tiktoken in the directory PYBPE_TIKTOKEN_DIR; its sha256 must still
-match.  Nothing here ever touches the network.
+match.  Files are looked for on a name's first use, then the Encoding is
+cached.  Nothing here ever touches the network.
 
     >>> import pybpe
     >>> pybpe.get_encoding("cl100k_base").encode("hello world")

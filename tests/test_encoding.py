@@ -223,6 +223,9 @@ def test_registry():
 
 
 def test_registry_user_files(tmp_path, monkeypatch):
+    from pybpe import registry
+
+    monkeypatch.setattr(registry, "_cache", {})  # the files are looked for on first use only
     monkeypatch.delenv("PYBPE_O200K_BASE_FILE", raising=False)
     fake = tmp_path / "o200k_base.tiktoken"
     fake.write_bytes(b"YQ== 0\n")
