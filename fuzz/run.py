@@ -70,7 +70,7 @@ def child_atheris(target, args):
     folder = os.path.join(FINDINGS, target)
     os.makedirs(folder, exist_ok=True)
     argv = [sys.argv[0], "-max_total_time=%d" % args.seconds, "-timeout=%d" % args.timeout,
-            "-rss_limit_mb=8192", "-max_len=%d" % MAX_LEN.get(target, 4096), "-print_final_stats=1",
+            "-rss_limit_mb=8192", "-max_len=%d" % MAX_LEN.get(target, 4096), "-len_control=10", "-print_final_stats=1",
             "-artifact_prefix=%s/" % folder, corpus]
     if args.seed is not None:
         argv.insert(1, "-seed=%d" % args.seed)
@@ -254,9 +254,9 @@ def main(argv=None):
         if status != 0:
             failed += 1
             with open(log, errors="replace") as f:
-                tail = f.read()[-3000:]
-            print("    log %s ends:\n%s" % (os.path.relpath(log), "\n".join("      " + l for l in tail.splitlines()[-30:])),
-                  flush=True)
+                text = f.read()
+            lines = [l[:500] for l in text.splitlines() if l.startswith("finding")] or text[-3000:].splitlines()[-30:]
+            print("    log %s:\n%s" % (os.path.relpath(log), "\n".join("      " + l for l in lines)), flush=True)
     print("fuzz: %d passed, %d failed" % (len(names) - failed, failed))
     return 1 if failed else 0
 

@@ -112,11 +112,13 @@ def _encode(options, how):
     return make
 
 
-def _count_words(ctx):
-    import pybpe
+def _count_words(options):
+    def make(ctx):
+        import pybpe
 
-    corpus = _hamlet(300)
-    return (lambda: pybpe.count_words(corpus, backend="c")), None
+        corpus = _hamlet(300)
+        return (lambda: pybpe.count_words(corpus, backend="c", **options)), None
+    return make
 
 
 def _train_from_counts(ctx):
@@ -227,7 +229,8 @@ WORKLOADS = {
     "train-symbol": _train(dict(end_of_word="symbol", max_token_length=4, min_frequency=2), 150),
     "train-bytes": _train(dict(byte_level=True, pretokenizer="gpt2", special_tokens=["<|endoftext|>"]), 320),
     "train-from-counts": _train_from_counts,
-    "count-words": _count_words,
+    "count-words": _count_words(dict()),
+    "count-words-regex": _count_words(dict(byte_level=True, pretokenizer="gpt2")),
     "encode-short": _encode(dict(), "short"),
     "encode-long": _encode(dict(), "long"),
     "encode-bytes-long": _encode(dict(byte_level=True, pretokenizer=None), "long"),
@@ -239,6 +242,7 @@ WORKLOADS = {
     "encoding-encode": _encoding_encode("gpt2", "encode"),
     "encoding-ordinary": _encoding_encode("cl100k_base", "ordinary"),
     "encoding-batch": _encoding_encode("cl100k_base", "batch"),
+    "encoding-o200k": _encoding_encode("o200k_base", "encode"),
     "encoding-file": _encoding_encode("gpt2", "file"),
     "loaders": _loaders,
 }
@@ -365,7 +369,7 @@ def sweep(name, args):
 
 
 # Workloads whose every allocation is swept even in --quick mode.
-SMALL = {"count-words", "encode-short", "encode-long", "encode-bytes-long", "encode-batch", "encoding-build-gpt2",
+SMALL = {"count-words", "count-words-regex", "encoding-o200k", "encode-short", "encode-long", "encode-bytes-long", "encode-batch", "encoding-build-gpt2",
          "encoding-encode", "encoding-ordinary", "encoding-batch", "encoding-file"}
 
 
