@@ -90,7 +90,8 @@ def _keep_going(target, fn):
             fn(data)
         except Exception as exc:  # noqa: BLE001
             cause = exc.__cause__ or exc  # a Finding wrapping an unexpected exception: where that came from
-            frame = traceback.extract_tb(cause.__traceback__)[-1]
+            frames = [f for f in traceback.extract_tb(cause.__traceback__) if f.name != "check"]
+            frame = frames[-1]  # the line that failed, not the helper that raised
             kind = (type(exc).__name__, type(cause).__name__, frame.filename, frame.lineno)
             if kind not in seen:
                 seen.add(kind)

@@ -323,6 +323,8 @@ def same_outcome(fns, what):
 
 def _use_encodings(encs, d):
     """Encode a drawn text on every backend's copy of a loaded Encoding."""
+    shared = set(encs[0].special_tokens.values()) & set(encs[0].mergeable_ranks.values())
+    check(not shared, "a special token shares ID %s with a regular token", sorted(shared)[:3])
     text = d.text(48)
     kind, ids = same_outcome([lambda e=e: e.encode(text, allowed_special="all") for e in encs],
                              "encode %r" % text)
@@ -399,6 +401,9 @@ def target_load_model(data):
     if loaded[0] is None:
         check(all(t is None for t in loaded), "only some backends loaded %s", path)
         return
+    with open(path, "rb") as f:
+        version = json.loads(f.read()).get("version")
+    check(type(version) is int, "pybpe.load accepted \"version\": %r", version)
     text = d.text(48)
     same_outcome([lambda t=t: t.encode(text, allowed_special="all") for t in loaded], "encode %r" % text)
     same_outcome([lambda t=t: t.decode(t.encode(text)) for t in loaded], "decode(encode(%r))" % text)
