@@ -27,6 +27,7 @@ injected and their outcomes; exits 1 on any finding.
 """
 import argparse
 import ctypes
+import gc
 import json
 import os
 import subprocess
@@ -271,6 +272,7 @@ def child(name, start, stride, shim):
     lib = ctypes.CDLL(shim)
     lib.failalloc_arm.argtypes = [ctypes.c_size_t, ctypes.c_size_t, ctypes.c_ulonglong]
     lib.failalloc_counted.restype = lib.failalloc_injected.restype = ctypes.c_ulonglong
+    lib.failalloc_live.restype = ctypes.c_longlong
     lo, hi = _extension_range()
     emit = lambda **kw: print(json.dumps(kw), flush=True)  # noqa: E731
     with tempfile.TemporaryDirectory() as tmp:
@@ -280,10 +282,21 @@ def child(name, start, stride, shim):
         total = lib.failalloc_counted()
         emit(event="total", allocations=total)
         n = start
+        baseline = None
         while True:
             if prepare:
                 prepare()
             before = state() if state else None
+            # The extension's live blocks, with nothing of a failed call left
+            # to collect: a failure path that leaks makes this grow.
+            gc.collect()
+            live = lib.failalloc_live()
+            if baseline is None or live < 0:
+                baseline = live
+            elif live > baseline:
+                emit(event="finding", n=n - stride if stride > 1 else n - 1,
+                     problem="%d blocks allocated by the extension were never freed" % (live - baseline))
+                baseline = live
             emit(event="start", n=n)
             lib.failalloc_arm(lo, hi, n)
             try:
@@ -310,6 +323,7 @@ def child(name, start, stride, shim):
                 emit(event="finding", n=n, problem="the failure was ignored: wrong result")
             if error is not None and state and state() != before:
                 emit(event="finding", n=n, problem="%s (%s) left the object changed" % (type(error).__name__, error))
+            error = None  # (its traceback would keep the failed call's objects alive)
             try:
                 retry = run()
             except BaseException as exc:  # noqa: BLE001
