@@ -4,13 +4,19 @@
 on the bundled corpus (Hamlet, pybpe/data/hamlet.txt), then prints what it
 learned and how it encodes a line.  `train` does the same for your own files
 and saves the model; `encode` / `decode` use a saved model.
+
+`-o -` writes the model to stdout, as does `-o /dev/stdout` (written as a
+stream, never replaced by a file); the summary line then goes to stderr.
+SIGTERM ends the command as an exception would, so no temporary file stays.
 """
 import argparse
 import os
+import signal
 import sys
 import time
 
 from . import BPETokenizer, backend, load
+from ._atomic import _resolve
 
 BUNDLED_CORPUS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "hamlet.txt")
 DEMO_LINE = "To be, or not to be, that is the question: whether 'tis nobler in the mind to suffer"
@@ -63,10 +69,20 @@ def train(args):
                        **({"pretokenizer": args.pretokenizer} if args.pretokenizer else {}))
     start = time.perf_counter()
     tok.train(_read_lines(args.inputs), progress=not args.quiet)
-    tok.save(args.output)
-    print("%d tokens, %d merges in %.2f s -> %s"
-          % (tok.vocab_size, len(tok.merges), time.perf_counter() - start, args.output))
+    stdout = args.output == "-"
+    tok.save(sys.stdout.buffer if stdout else args.output)
+    summary = ("%d tokens, %d merges in %.2f s -> %s"
+               % (tok.vocab_size, len(tok.merges), time.perf_counter() - start, args.output))
+    print(summary, file=sys.stderr if stdout or _is_stream(args.output) else sys.stdout)
     return 0
+
+
+def _is_stream(path):
+    """True if writing `path` writes to a stream (stdout, a pipe, a device)."""
+    try:
+        return _resolve(path)[1]
+    except (OSError, ValueError):
+        return False
 
 
 def encode(args):
@@ -93,7 +109,7 @@ def main(argv=None):
     p.set_defaults(func=demo)
     p = sub.add_parser("train", help="train on text files and save the model as JSON")
     p.add_argument("inputs", nargs="+")
-    p.add_argument("-o", "--output", required=True)
+    p.add_argument("-o", "--output", required=True, help="model file, or - for stdout")
     p.add_argument("--vocab-size", type=int, default=8000)
     p.add_argument("--byte-level", action="store_true")
     p.add_argument("--pretokenizer", default=None, help="'whitespace', a preset or a regex")
@@ -114,7 +130,28 @@ def main(argv=None):
     print_backend = getattr(args, "backend", None) is None and args.command == "demo"
     if print_backend and backend() != "c":
         sys.stderr.write("note: running on the pure-Python backend\n")
-    return args.func(args)
+    with _sigterm_as_exit():
+        return args.func(args)
+
+
+class _sigterm_as_exit:
+    """SIGTERM raises SystemExit(143) while the command runs, so cleanup code
+    (temporary files) runs as for Ctrl-C; the previous handler comes back
+    after.  Only the main thread can set handlers: elsewhere nothing changes."""
+
+    def __enter__(self):
+        try:
+            self.previous = signal.signal(signal.SIGTERM, self._exit)
+        except ValueError:  # not the main thread
+            self.previous = None
+
+    def __exit__(self, *exc_info):
+        if self.previous is not None:
+            signal.signal(signal.SIGTERM, self.previous)
+
+    @staticmethod
+    def _exit(signum, frame):
+        raise SystemExit(128 + signum)
 
 
 if __name__ == "__main__":

@@ -1,35 +1,346 @@
-"""Atomic file output: every file pybpe writes goes through here.
+"""Safe file output: every file pybpe writes goes through here.
 
-Data goes to a temporary file in the destination's folder, is flushed to disk,
-and only then renamed over the destination (os.replace is atomic on POSIX and
-Windows), so a crash or an exception mid-write leaves the old file whole and
-no temporary file behind.
+`atomic_output(path)` gives a binary file object; what is written to it
+replaces `path` only when the block ends without an exception, and the old
+file stays whole until then.  The rules (SPEC §3):
+
+- A symlink is written through: its final target gets the new contents (a
+  dangling link's target is created) and the link stays a link.
+- A path that is not a regular file -- a FIFO, a character device such as
+  /dev/null, or a name of an open descriptor (/dev/stdout, /dev/fd/N,
+  /proc/self/fd/N, and links to them) -- is written to as a stream, in
+  place; it is never replaced by a regular file.  A binary file object
+  (sys.stdout.buffer) may be given instead of a path: it is written to and
+  left open.
+- A new file gets the mode the umask gives (0666 & ~umask); a replaced file
+  keeps its mode, and its owner and group where the process may set them.
+- `inputs`: paths the caller reads while writing; if the destination is one
+  of them (the same file by device and inode, so through links and hard
+  links too) it is refused before anything is written.
+- Errors name the destination the caller gave, never a temporary file.
+
+Temporary files.  On Linux the data goes into an unnamed file (O_TMPFILE) in
+the target's folder, which gets a name only once it is complete: an
+exception, Ctrl-C, SIGTERM or even SIGKILL leaves nothing behind.  Replacing
+an existing file needs a name for the instant between linking and renaming
+(two system calls).  An unnamed file is named by linking /proc/self/fd/N or,
+where that is refused, by linkat(AT_EMPTY_PATH) (which older kernels allow
+only with CAP_DAC_READ_SEARCH); which one works is probed once per file
+system.  Where neither works, or O_TMPFILE is missing (other systems, some
+file systems), the temporary file is named `.<name>.pybpe-<pid>-<random>.tmp`
+beside the target from the start; it is removed on every exit Python sees,
+and one left by a killed process (SIGKILL, power loss) is removed by the next
+write to the same target once that process is gone.
 """
 import contextlib
+import errno
 import os
-import tempfile
+import re
+import secrets
+import stat
+import sys
+
+# Set to False (tests do) to use named temporary files even where O_TMPFILE works.
+_TMPFILE = hasattr(os, "O_TMPFILE") and os.path.isdir("/proc/self/fd")
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+# The name of an open file descriptor: its "target" is the descriptor's file.
+_FD_LINK = re.compile(r"/proc/[^/]+/fd/\d+\Z")
+_MAX_LINKS = 40  # as the kernel's ELOOP limit
+# st_dev -> how unnamed files get a name on that file system: _link_proc,
+# _link_empty_path or None (not at all).  Probed once per file system.
+_NAMERS = {}
 
 
 @contextlib.contextmanager
-def atomic_output(path):
-    """A binary file object whose contents replace `path` when the block ends
-    without an exception; on an exception the temporary file is removed."""
+def atomic_output(path, *, inputs=()):
+    """A binary file object (with `write`) whose contents replace `path` when
+    the block ends without an exception (see the module's rules)."""
+    if hasattr(path, "write"):
+        yield path  # a stream the caller owns
+        path.flush()
+        return
     path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".%s." % os.path.basename(path), suffix=".tmp", dir=folder)
     try:
-        with os.fdopen(fd, "wb") as f:
-            yield f
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+        target, is_stream = _resolve(path)
+        _refuse_inputs(path, target, inputs)
+    except OSError as exc:
+        raise _naming(exc, path) from None
+    if is_stream:
+        with _named_errors(path):
+            f = open(path, "wb")
+        closed = False
+        try:
+            yield _Writer(f, path)
+            with _named_errors(path):
+                f.close()  # flushes: a full device says so here
+            closed = True
+        finally:
+            if not closed:
+                with contextlib.suppress(OSError):
+                    f.close()  # closes the descriptor even when flushing fails
+        return
+    out = _Replacement(target)
+    try:
+        with _named_errors(path):
+            out.open()
+        yield _Writer(out.file, path)
+        with _named_errors(path):
+            out.commit()
+    finally:
+        out.close()
 
 
-def atomic_write(path, data):
-    """Write bytes to `path` atomically (see atomic_output)."""
-    with atomic_output(path) as f:
+def atomic_write(path, data, *, inputs=()):
+    """Write bytes to `path` safely (see atomic_output)."""
+    with atomic_output(path, inputs=inputs) as f:
         f.write(data)
+
+
+class _Writer:
+    """The file object callers get: `write` only, with errors naming the
+    destination instead of whatever file descriptor is behind it."""
+
+    __slots__ = ("_file", "_path")
+
+    def __init__(self, file, path):
+        self._file, self._path = file, path
+
+    def write(self, data):
+        try:
+            return self._file.write(data)
+        except OSError as exc:
+            raise _naming(exc, self._path) from None
+
+
+class _Replacement:
+    """A temporary file in the target's folder, committed over the target.
+
+    Creating the object creates no file; open() does, and close() discards
+    whatever commit() did not use.  Each name is recorded before the file
+    gets it, so an interrupt at any point leaves close() something to remove
+    and never a file it does not know of."""
+
+    def __init__(self, target):
+        self.target = target
+        self.folder, self.name = os.path.split(target)
+        self.file = None       # the temporary file, once open() made it
+        self.tmp_name = None   # its name, while it has one
+
+    def open(self):
+        try:
+            self.old = os.stat(self.target)
+        except FileNotFoundError:
+            self.old = None
+        _remove_stale(self.folder, self.name)
+        self.namer = _namer(self.folder, self.name) if _TMPFILE else None
+        if self.namer is not None:
+            fd = _open_unnamed(self.folder)
+        else:
+            self.tmp_name = _fresh_name(self.folder, self.name)
+            fd = os.open(self.tmp_name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _CLOEXEC, 0o666)
+        self.file = os.fdopen(fd, "wb")
+
+    def commit(self):
+        f = self.file
+        f.flush()
+        fd = f.fileno()
+        if self.old is not None:
+            _copy_owner_and_mode(fd, self.old)
+        os.fsync(fd)
+        if self.namer is not None:
+            if self.old is None:
+                try:
+                    self.namer(fd, self.target)
+                    _sync_folder(self.folder)
+                    return
+                except FileExistsError:
+                    pass  # created meanwhile: replace it as below
+            self.tmp_name = _fresh_name(self.folder, self.name)
+            self.namer(fd, self.tmp_name)
+        os.replace(self.tmp_name, self.target)
+        self.tmp_name = None
+        _sync_folder(self.folder)
+
+    def close(self):
+        if self.file is not None:
+            self.file.close()
+        if self.tmp_name is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(self.tmp_name)
+            self.tmp_name = None
+
+
+def _fresh_name(folder, name):
+    """A new name for a temporary file of `name` (the stale-file pattern)."""
+    return os.path.join(folder, ".%s.pybpe-%d-%s.tmp" % (name, os.getpid(), secrets.token_hex(4)))
+
+
+def _open_unnamed(folder):
+    """A write descriptor of a new unnamed file in `folder` (mode 0666 less the umask)."""
+    return os.open(folder or ".", os.O_TMPFILE | os.O_WRONLY | _CLOEXEC, 0o666)
+
+
+def _namer(folder, name):
+    """How unnamed files in `folder` get a name (None: they cannot; use named
+    temporary files).  The answer is the same for a whole file system, so
+    it is probed once per st_dev, with a throwaway file."""
+    dev = os.stat(folder or ".").st_dev
+    if dev not in _NAMERS:
+        namer = None
+        try:
+            fd = _open_unnamed(folder)
+        except OSError as exc:
+            # Unsupported here (old kernels report EISDIR); other errors
+            # (no folder, no permission) are the caller's to see.
+            if exc.errno not in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL):
+                raise
+        else:
+            try:
+                for candidate in (_link_proc, _link_empty_path):
+                    probe = _fresh_name(folder, name)
+                    try:
+                        candidate(fd, probe)
+                        namer = candidate
+                        break
+                    except OSError:
+                        continue
+                    finally:
+                        with contextlib.suppress(OSError):
+                            os.unlink(probe)
+            finally:
+                os.close(fd)
+        _NAMERS[dev] = namer
+    return _NAMERS[dev]
+
+
+def _link_proc(fd, path):
+    """Name the unnamed file open on `fd` `path`, through /proc/self/fd."""
+    os.link("/proc/self/fd/%d" % fd, path)
+
+
+def _link_empty_path(fd, path):
+    """Name the unnamed file open on `fd` `path`: linkat(fd, "", ..., AT_EMPTY_PATH)."""
+    if not sys.platform.startswith("linux"):
+        raise OSError(errno.ENOSYS, os.strerror(errno.ENOSYS), path)
+    import ctypes
+
+    linkat = ctypes.CDLL(None, use_errno=True).linkat
+    at_fdcwd, at_empty_path = -100, 0x1000  # <fcntl.h> on Linux
+    if linkat(fd, b"", at_fdcwd, os.fsencode(path), at_empty_path) != 0:
+        code = ctypes.get_errno()
+        raise OSError(code, os.strerror(code), path)
+
+
+def _resolve(path):
+    """(target, is_stream): the file that writing `path` should change.
+
+    Follows symlinks one by one (a dangling link resolves to the path it
+    names).  A name of an open descriptor, or anything existing that is not
+    a regular file, is a stream."""
+    current = os.path.abspath(path)
+    for _ in range(_MAX_LINKS):
+        folder, name = os.path.split(current)
+        folder = os.path.realpath(folder)
+        current = os.path.join(folder, name)
+        if _FD_LINK.match(current):
+            return current, True
+        try:
+            link = os.readlink(current)
+        except FileNotFoundError:
+            return current, False  # a new file (or a dangling link's target)
+        except OSError as exc:
+            if exc.errno != errno.EINVAL:
+                raise
+            break  # not a link: current is the target
+        current = os.path.normpath(os.path.join(folder, link))  # join keeps an absolute link
+    else:
+        raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), path)
+    mode = os.stat(current).st_mode
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
+    return current, not stat.S_ISREG(mode)
+
+
+def _refuse_inputs(path, target, inputs):
+    """ValueError if the destination is the same regular file as an input."""
+    try:
+        out = os.stat(target)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(out.st_mode):
+        return
+    for source in inputs:
+        try:
+            src = os.stat(source)
+        except OSError:
+            continue  # the reader reports it
+        if (src.st_dev, src.st_ino) == (out.st_dev, out.st_ino):
+            raise ValueError("output %s is the input file %s: writing it would destroy the input"
+                             % (path, os.fspath(source)))
+
+
+def _copy_owner_and_mode(fd, old):
+    """Give the new file the replaced file's owner, group and mode, as far as
+    this process may (changing the owner needs privileges; the group needs
+    membership).  The mode is set last: chown may clear set-id bits."""
+    if hasattr(os, "fchown"):
+        for uid in (old.st_uid, -1):
+            try:
+                os.fchown(fd, uid, old.st_gid)
+                break
+            except PermissionError:
+                continue
+    if hasattr(os, "fchmod"):
+        os.fchmod(fd, stat.S_IMODE(old.st_mode))
+
+
+def _sync_folder(folder):
+    """Make the new directory entry durable (best effort: not every system
+    can open or sync a directory)."""
+    with contextlib.suppress(OSError, AttributeError):
+        fd = os.open(folder or ".", os.O_RDONLY | _CLOEXEC)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _remove_stale(folder, name):
+    """Remove named temporary files for `name` left by processes that are gone."""
+    if os.name != "posix":
+        return  # no cheap, safe "is this process alive" check
+    pattern = re.compile(r"\.%s\.pybpe-(\d+)-[0-9a-f]+\.tmp\Z" % re.escape(name))
+    try:
+        entries = os.listdir(folder or ".")
+    except OSError:
+        return
+    for entry in entries:
+        match = pattern.match(entry)
+        if match and not _alive(int(match.group(1))):
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(folder, entry))
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
+
+
+def _naming(exc, path):
+    """`exc` re-made to name `path` (an OSError subclass by errno), or as it was."""
+    if isinstance(exc, OSError) and exc.errno is not None and exc.filename != path:
+        return OSError(exc.errno, exc.strerror or os.strerror(exc.errno), path)
+    return exc
+
+
+@contextlib.contextmanager
+def _named_errors(path):
+    try:
+        yield
+    except OSError as exc:
+        raise _naming(exc, path) from None

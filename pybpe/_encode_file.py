@@ -3,8 +3,9 @@
 Reads the file in chunks (binary, decoded incrementally, so "\\r\\n" stays as
 it is), cuts documents at the separator, cuts long documents only where the
 result cannot change (see SAFE_CUT), encodes each part with the encoding's
-fastest path and appends the IDs to a temporary file that is renamed into
-place at the end.  Memory stays a few chunks whatever the file's size.  Not
+fastest path and appends the IDs to the output through pybpe's safe writer
+(pybpe/_atomic.py: a temporary file committed at the end, symlinks written
+through, devices and pipes written as streams, the input never overwritten).  Memory stays a few chunks whatever the file's size.  Not
 here: sharding into several output files, shuffling, multiprocessing.
 """
 import codecs
@@ -125,10 +126,9 @@ def encode_file(enc, path, out_path, *, document_separator=None, dtype=None, app
     name = _dtype_name(dtype, enc.n_vocab)
     code = _typecode(*_DTYPES[name][:2])
     eot = enc.eot_token if append_eot else None
-    out_path = os.fspath(out_path)
     bar = _Progress(os.path.getsize(path), progress)
     written = 0
-    with atomic_output(out_path) as out, open(path, "rb") as f:
+    with open(path, "rb") as f, atomic_output(out_path, inputs=(path,)) as out:
         for text, ends_document in _parts(f, document_separator, chunk_size, bar):
             ids = _encode_array(enc, text, _DTYPES[name][1])
             if ends_document and eot is not None:

@@ -677,9 +677,12 @@ class Encoding:
         the same way alone (tests/test_encode_file.py checks it).  A document
         with no such place is held whole.  For other patterns the same cuts
         are used; a pattern that can match across them would differ.
-        The output is written to a temporary file renamed into place at the
-        end, so a failure leaves no partial file.  Returns the number of IDs
-        written.
+        out_path may be a path or a binary file object (sys.stdout.buffer).
+        A file is written to a temporary file committed at the end, so a
+        failure leaves the old file whole and no temporary file; a symlink
+        is written through, a pipe or device (/dev/stdout) is written as a
+        stream, and out_path naming the input file (through links too) is a
+        ValueError.  Returns the number of IDs written.
         """
         from . import _encode_file
 

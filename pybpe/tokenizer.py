@@ -425,7 +425,10 @@ class BPETokenizer(Tokenizer):
                     **self.flavour.config())
 
     def save(self, path):
-        """Write the tokenizer as versioned JSON, atomically (temp file + rename)."""
+        """Write the tokenizer as versioned JSON to a path, atomically (a
+        temporary file committed at the end; symlinks written through, a pipe
+        or device such as /dev/stdout written as a stream), or to a binary
+        file object (sys.stdout.buffer)."""
         state = self._require_trained()
         flavour = self.flavour
         tokens = state.symtab.tokens()

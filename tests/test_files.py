@@ -1,0 +1,503 @@
+"""SPEC §3, files: every writer (save, encode_file, dump_*, the CLI) through
+pybpe/_atomic.py, on both backends.
+
+What is checked: a symlink is written through (the link stays, its target
+changes; a dangling link's target is created); a FIFO or a character device
+is written as a stream and stays what it was; new files get the umask's mode
+and replaced ones keep their mode and owner; encode_file refuses to
+overwrite its own input (directly, through a symlink, through a hard link);
+no temporary file survives an exception, a KeyboardInterrupt, SIGTERM to the
+CLI, or SIGKILL mid-encode_file; errors name the destination; `-o -` and
+`-o /dev/stdout` write the model to stdout.  Device nodes are made in the
+test's own folder (os.mknod, as root) or reached through a symlink, so a
+regression can never replace the system's /dev/null or /dev/stdout.
+"""
+import errno
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import threading
+
+import pytest
+
+import pybpe
+from pybpe import _atomic, _backend, formats
+
+BACKENDS = _backend.available()
+CORPUS = ["the cat sat on the mat", "the rat ate the hat", "that is that"] * 3
+TEXT = "the cat sat on the mat. " * 200
+ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request):
+    return request.param
+
+
+@pytest.fixture(params=[True, False], ids=["unnamed-temp", "named-temp"])
+def temp_kind(request, monkeypatch):
+    """Each test runs with unnamed temporary files (where this system has
+    them) and with the named fallback."""
+    if request.param and not _atomic._TMPFILE:
+        pytest.skip("no O_TMPFILE on this system: the named fallback is what runs")
+    monkeypatch.setattr(_atomic, "_TMPFILE", request.param)
+    return request.param
+
+
+def small_tokenizer(backend):
+    tok = pybpe.BPETokenizer(vocab_size=280, byte_level=True, pretokenizer="gpt2",
+                             special_tokens=["<|endoftext|>"], backend=backend)
+    tok.train(CORPUS)
+    return tok
+
+
+def writers(backend, folder):
+    """{name: write(path)} for every public writer; each writes the same
+    bytes whatever the path."""
+    tok = small_tokenizer(backend)
+    enc = tok.to_encoding()
+    source = os.path.join(folder, "input.txt")
+    with open(source, "w", encoding="utf-8") as f:
+        f.write(TEXT)
+    merges = os.path.join(folder, "merges.txt")
+    return {
+        "save": tok.save,
+        "encode_file": lambda path: enc.encode_file(source, path, chunk_size=64),
+        "dump_tiktoken_bpe": lambda path: formats.dump_tiktoken_bpe(enc.mergeable_ranks, path),
+        "dump_gpt2_bpe": lambda path: formats.dump_gpt2_bpe(enc, path, merges),
+        "dump_hf_tokenizer": lambda path: formats.dump_hf_tokenizer(enc, path),
+    }
+
+
+WRITERS = ["save", "encode_file", "dump_tiktoken_bpe", "dump_gpt2_bpe", "dump_hf_tokenizer"]
+
+
+@pytest.fixture(params=WRITERS)
+def writer(request, backend, tmp_path):
+    """(write, expected bytes, folder): the writer's output to a plain new file
+    is what every other kind of destination must receive."""
+    folder = tmp_path / "w"
+    folder.mkdir()
+    write = writers(backend, str(folder))[request.param]
+    plain = tmp_path / "plain.out"
+    write(str(plain))
+    return write, plain.read_bytes(), folder
+
+
+def leftovers(folder, *expected):
+    """Names in `folder` other than `expected` and the writers' own inputs."""
+    return sorted(set(os.listdir(folder)) - {"input.txt", "merges.txt"} - set(expected))
+
+
+def device(tmp_path, name, major_minor, system_path):
+    """A character device in tmp_path: a node of its own as root, else a
+    symlink to the system's (which a regression would then only replace
+    with a file in tmp_path, not in /dev)."""
+    path = tmp_path / name
+    if ROOT:
+        os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(*major_minor))
+    else:
+        os.symlink(system_path, path)
+    return str(path)
+
+
+# -- symlinks --------------------------------------------------------------------------
+def test_symlink_is_written_through(writer, temp_kind):
+    write, expected, folder = writer
+    target = folder / "real.out"
+    target.write_bytes(b"old contents")
+    link = folder / "link.out"
+    os.symlink("real.out", link)  # relative, as links usually are
+    write(str(link))
+    assert os.path.islink(link) and os.readlink(link) == "real.out"
+    assert target.read_bytes() == expected
+    assert leftovers(folder, "real.out", "link.out") == []
+
+
+def test_symlink_chain_and_linked_folder(writer, temp_kind, tmp_path):
+    write, expected, folder = writer
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "real.out").write_bytes(b"old")
+    os.symlink(str(elsewhere), folder / "dirlink")
+    os.symlink("dirlink/real.out", folder / "hop1")
+    os.symlink(str(folder / "hop1"), folder / "hop2")
+    write(str(folder / "hop2"))
+    assert os.readlink(folder / "hop2") == str(folder / "hop1")
+    assert (elsewhere / "real.out").read_bytes() == expected
+    assert sorted(os.listdir(elsewhere)) == ["real.out"]  # the temp file went beside the target
+
+
+def test_dangling_symlink_creates_its_target(writer, temp_kind):
+    write, expected, folder = writer
+    os.symlink("new.out", folder / "link.out")
+    write(str(folder / "link.out"))
+    assert os.path.islink(folder / "link.out")
+    assert (folder / "new.out").read_bytes() == expected
+
+
+def test_symlink_loop_is_an_error_naming_the_path(writer):
+    write, _, folder = writer
+    os.symlink("b", folder / "a")
+    os.symlink("a", folder / "b")
+    with pytest.raises(OSError) as info:
+        write(str(folder / "a"))
+    assert info.value.errno == errno.ELOOP and info.value.filename == str(folder / "a")
+    assert os.path.islink(folder / "a") and os.path.islink(folder / "b")
+
+
+# -- streams: FIFOs and devices -----------------------------------------------------
+def test_fifo_is_written_as_a_stream(writer):
+    write, expected, folder = writer
+    fifo = str(folder / "pipe")
+    os.mkfifo(fifo)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(open(fifo, "rb").read()), daemon=True)
+    reader.start()
+    write(fifo)
+    reader.join(10)
+    assert received == [expected]
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert leftovers(folder, "pipe") == []
+
+
+def test_character_device_is_written_as_a_stream(writer, tmp_path):
+    write, _, folder = writer
+    null = device(tmp_path, "null", (1, 3), "/dev/null")
+    mode = os.lstat(null).st_mode
+    write(null)
+    assert os.lstat(null).st_mode == mode  # still the device (or the link to it)
+    assert stat.S_ISCHR(os.stat(null).st_mode)
+    link = folder / "to-null"
+    os.symlink(null, link)
+    write(str(link))
+    assert os.path.islink(link) and stat.S_ISCHR(os.stat(null).st_mode)
+
+
+def test_device_write_error_names_the_destination(writer, tmp_path):
+    write, _, _ = writer
+    full = device(tmp_path, "full", (1, 7), "/dev/full")
+    with pytest.raises(OSError) as info:
+        write(full)
+    assert info.value.errno == errno.ENOSPC
+    assert info.value.filename == full and full in str(info.value)
+    assert stat.S_ISCHR(os.stat(full).st_mode)
+
+
+def test_directory_is_refused_by_name(writer):
+    write, _, folder = writer
+    (folder / "sub").mkdir()
+    with pytest.raises(IsADirectoryError) as info:
+        write(str(folder / "sub"))
+    assert info.value.filename == str(folder / "sub")
+
+
+def test_stream_object(tmp_path, backend):
+    """save and encode_file also take a binary file object (the CLI's `-o -`)."""
+    tok = small_tokenizer(backend)
+    with open(tmp_path / "via-object", "wb") as f:
+        tok.save(f)
+        assert not f.closed
+    tok.save(tmp_path / "via-path")
+    assert (tmp_path / "via-object").read_bytes() == (tmp_path / "via-path").read_bytes()
+
+
+# -- modes and owners -----------------------------------------------------------------
+@pytest.fixture
+def umask():
+    """Set the process umask for one test (restored after)."""
+    saved = os.umask(0o022)
+    os.umask(saved)
+    yield os.umask
+    os.umask(saved)
+
+
+@pytest.mark.parametrize("mask", [0o022, 0o077, 0o002])
+def test_new_file_mode_follows_the_umask(writer, temp_kind, umask, mask):
+    write, _, folder = writer
+    umask(mask)
+    write(str(folder / "new.out"))
+    assert stat.S_IMODE(os.stat(folder / "new.out").st_mode) == 0o666 & ~mask
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o640, 0o600, 0o664])
+def test_replaced_file_keeps_its_mode(writer, temp_kind, umask, mode):
+    write, expected, folder = writer
+    umask(0o077)  # would give 0600 if the new file took the umask's mode
+    old = folder / "old.out"
+    old.write_bytes(b"old")
+    os.chmod(old, mode)
+    write(str(old))
+    assert stat.S_IMODE(os.stat(old).st_mode) == mode
+    assert old.read_bytes() == expected
+
+
+@pytest.mark.skipif(not ROOT, reason="changing a file's owner needs root")
+def test_replaced_file_keeps_its_owner_and_group(writer, temp_kind):
+    write, _, folder = writer
+    old = folder / "old.out"
+    old.write_bytes(b"old")
+    os.chown(old, 12345, 23456)
+    write(str(old))
+    st = os.stat(old)
+    assert (st.st_uid, st.st_gid) == (12345, 23456)
+
+
+# -- output == input -----------------------------------------------------------------
+@pytest.mark.parametrize("via", ["same path", "relative path", "symlink", "hard link"])
+def test_encode_file_refuses_its_own_input(tmp_path, backend, temp_kind, via):
+    enc = small_tokenizer(backend).to_encoding()
+    src = tmp_path / "in.txt"
+    src.write_text(TEXT, encoding="utf-8")
+    if via == "same path":
+        out = str(src)
+    elif via == "relative path":
+        out = os.path.relpath(src)
+    elif via == "symlink":
+        out = str(tmp_path / "link")
+        os.symlink("in.txt", out)
+    else:
+        out = str(tmp_path / "hard")
+        os.link(src, out)
+    with pytest.raises(ValueError, match="is the input file") as info:
+        enc.encode_file(src, out)
+    assert out in str(info.value) and str(src) in str(info.value)
+    assert src.read_text(encoding="utf-8") == TEXT
+    assert os.path.islink(out) == (via == "symlink")
+
+
+# -- no temporary file left behind -------------------------------------------------
+class Boom(Exception):
+    pass
+
+
+@pytest.mark.parametrize("error", [Boom, KeyboardInterrupt])
+def test_exception_mid_encode_file_leaves_old_file_and_no_temp(tmp_path, backend, temp_kind,
+                                                               monkeypatch, error):
+    from pybpe import _encode_file
+
+    enc = small_tokenizer(backend).to_encoding()
+    src = tmp_path / "in.txt"
+    src.write_text(TEXT, encoding="utf-8")
+    out = tmp_path / "out.bin"
+    out.write_bytes(b"old")
+    calls = []
+    real = _encode_file._encode_array
+
+    def failing(*args):
+        calls.append(1)
+        if len(calls) == 3:  # some IDs are written by then
+            raise error()
+        return real(*args)
+
+    monkeypatch.setattr(_encode_file, "_encode_array", failing)
+    with pytest.raises(error):
+        enc.encode_file(src, out, chunk_size=64)
+    assert out.read_bytes() == b"old"
+    assert sorted(os.listdir(tmp_path)) == ["in.txt", "out.bin"]
+
+
+def test_commit_error_names_the_destination_and_leaves_no_temp(writer, temp_kind, monkeypatch):
+    write, _, folder = writer
+
+    def fsync(fd):
+        raise OSError(errno.EIO, "I/O error")
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    dest = str(folder / "out")
+    with pytest.raises(OSError) as info:
+        write(dest)
+    assert info.value.errno == errno.EIO and info.value.filename == dest
+    assert ".tmp" not in str(info.value)
+    assert leftovers(folder) == []
+
+
+def test_missing_folder_error_names_the_destination(writer, temp_kind):
+    write, _, folder = writer
+    dest = str(folder / "no" / "such" / "folder" / "out")
+    with pytest.raises(FileNotFoundError) as info:
+        write(dest)
+    assert info.value.filename == dest and ".tmp" not in str(info.value)
+
+
+CHILD = r"""
+import sys, time
+import pybpe
+from pybpe import _atomic, _encode_file
+_atomic._TMPFILE = {tmpfile}
+tok = pybpe.BPETokenizer(vocab_size=280, byte_level=True, pretokenizer="gpt2",
+                         special_tokens=["<|endoftext|>"], backend={backend!r})
+tok.train({corpus!r})
+real = _encode_file._encode_array
+def slow(*args):
+    print("writing", flush=True)  # the parent kills us now
+    time.sleep(0.05)
+    return real(*args)
+_encode_file._encode_array = slow
+tok.to_encoding().encode_file({src!r}, {out!r}, chunk_size=64)
+"""
+
+
+@pytest.mark.parametrize("replace", [False, True], ids=["new", "replace"])
+def test_sigkill_mid_encode_file(tmp_path, backend, temp_kind, replace):
+    """SIGKILL runs no cleanup at all: with unnamed temporary files nothing
+    is left; with named ones, the next write to the same target removes
+    what the dead process left."""
+    src, out = tmp_path / "in.txt", tmp_path / "out.bin"
+    src.write_text(TEXT, encoding="utf-8")
+    if replace:
+        out.write_bytes(b"old")
+    code = CHILD.format(tmpfile=temp_kind, backend=backend, corpus=CORPUS, src=str(src), out=str(out))
+    child = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
+    try:
+        assert child.stdout.readline() == b"writing\n"
+        child.stdout.readline()  # a second chunk is under way
+    finally:
+        child.kill()
+        child.wait()
+        child.stdout.close()
+    assert child.returncode == -signal.SIGKILL
+    assert (out.read_bytes() == b"old") if replace else not out.exists()
+    expected = ["in.txt"] + (["out.bin"] if replace else [])
+    if temp_kind:
+        assert sorted(os.listdir(tmp_path)) == expected
+    else:
+        stale = sorted(set(os.listdir(tmp_path)) - set(expected))
+        assert [name.split("-")[0] for name in stale] == [".out.bin.pybpe"]  # recognisable
+        small_tokenizer(backend).to_encoding().encode_file(src, out)
+        assert sorted(os.listdir(tmp_path)) == ["in.txt", "out.bin"]
+
+
+def test_stale_temp_of_a_live_process_is_kept(tmp_path, backend):
+    """Only temporary files of processes that are gone are removed."""
+    mine = tmp_path / (".out.bin.pybpe-%d-0123abcd.tmp" % os.getpid())
+    mine.write_bytes(b"in use")
+    small_tokenizer(backend).save(tmp_path / "out.bin")
+    assert mine.read_bytes() == b"in use"
+
+
+# -- the command line -----------------------------------------------------------------
+def run_cli(tmp_path, output, **kwargs):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(CORPUS), encoding="utf-8")
+    return subprocess.run([sys.executable, "-m", "pybpe", "train", str(corpus), "-o", output,
+                           "--vocab-size", "60", "-q"], cwd=str(tmp_path),
+                          **dict(dict(stdout=subprocess.PIPE, stderr=subprocess.PIPE), **kwargs))
+
+
+def reference_model(tmp_path):
+    run = run_cli(tmp_path, "reference.json")
+    assert run.returncode == 0, run.stderr
+    assert b"-> reference.json" in run.stdout
+    return (tmp_path / "reference.json").read_bytes()
+
+
+def stdout_outputs(tmp_path):
+    """Ways to say stdout; the literal /dev/stdout only when a regression
+    could not replace the system's (not root)."""
+    os.symlink("/proc/self/fd/1", tmp_path / "fd1")
+    os.symlink("/dev/fd/1", tmp_path / "devfd1")
+    return ["-", str(tmp_path / "fd1"), str(tmp_path / "devfd1")] + ([] if ROOT else ["/dev/stdout"])
+
+
+def test_cli_writes_the_model_to_stdout(tmp_path):
+    want = reference_model(tmp_path)
+    for output in stdout_outputs(tmp_path):
+        run = run_cli(tmp_path, output)
+        assert run.returncode == 0, run.stderr
+        assert run.stdout == want, output
+        assert b"merges in" in run.stderr  # the summary moved out of the way
+        assert json.loads(run.stdout)["format"] == "pybpe.BPETokenizer"
+    assert os.path.islink(tmp_path / "fd1") and os.path.islink(tmp_path / "devfd1")
+
+
+def test_cli_stdout_to_a_file_and_a_pipe(tmp_path):
+    """/dev/stdout redirected to a file writes that file; into a pipe, the pipe."""
+    want = reference_model(tmp_path)
+    link = stdout_outputs(tmp_path)[1]
+    with open(tmp_path / "redirected", "wb") as f:
+        run = run_cli(tmp_path, link, stdout=f, stderr=subprocess.PIPE)
+    assert run.returncode == 0
+    assert (tmp_path / "redirected").read_bytes() == want
+    run = run_cli(tmp_path, link)  # capture_output: a pipe
+    assert run.stdout == want
+
+
+SIGTERM_CHILD = r"""
+import sys, time
+from pybpe import _atomic
+from pybpe.__main__ import main
+_atomic._TMPFILE = False  # a named temporary file: the case that needs cleaning
+write = _atomic._Writer.write
+def slow(self, data):
+    write(self, data)
+    print("writing", file=sys.stderr, flush=True)
+    time.sleep(30)
+_atomic._Writer.write = slow
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_cli_sigterm_leaves_no_temp(tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(CORPUS), encoding="utf-8")
+    out = tmp_path / "model.json"
+    out.write_bytes(b"old")
+    child = subprocess.Popen([sys.executable, "-c", SIGTERM_CHILD, "train", str(corpus), "-o", str(out),
+                              "--vocab-size", "60", "-q"], stderr=subprocess.PIPE)
+    try:
+        assert child.stderr.readline() == b"writing\n"
+        assert len(os.listdir(tmp_path)) == 3  # corpus, model, the temporary file
+        child.send_signal(signal.SIGTERM)
+        child.wait(30)
+    finally:
+        child.kill()
+        child.stderr.close()
+    assert child.returncode == 128 + signal.SIGTERM
+    assert out.read_bytes() == b"old"
+    assert sorted(os.listdir(tmp_path)) == ["corpus.txt", "model.json"]
+
+
+def test_interrupt_anywhere_in_a_write_leaves_no_temp(tmp_path, backend, temp_kind):
+    """A KeyboardInterrupt at every line and call of pybpe/_atomic.py during
+    a save (as tests/test_atomic_state.py does for state): each time the file
+    is wholly old or wholly new, and no temporary file is left."""
+    tok = small_tokenizer(backend)
+    new = tmp_path / "new.json"
+    tok.save(new)
+    want = new.read_bytes()
+    dest = tmp_path / "model.json"
+    source = os.path.abspath(_atomic.__file__)
+
+    def sweep(at):
+        """Save under a tracer raising at its at-th event; the event count."""
+        events = [0]
+
+        def tracer(frame, event, arg):
+            if frame.f_code.co_filename != source:
+                return None
+            if event in ("call", "line"):
+                events[0] += 1
+                if events[0] == at:
+                    raise KeyboardInterrupt
+            return tracer
+
+        sys.settrace(tracer)
+        try:
+            tok.save(dest)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            sys.settrace(None)
+        return events[0]
+
+    total = sweep(None)
+    assert total > 20
+    for at in range(1, total + 1):
+        dest.write_bytes(b"old")
+        sweep(at)
+        assert dest.read_bytes() in (b"old", want), at
+        assert sorted(os.listdir(tmp_path)) == ["model.json", "new.json"], at
