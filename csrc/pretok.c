@@ -254,17 +254,68 @@ static size_t pt_o200k_letters(const unsigned char *t, size_t len, size_t s,
     return c ? c : end;
 }
 
+static int pt_ascii_upper(unsigned char b)
+{
+    return b >= 'A' && b <= 'Z';
+}
+
+static int pt_ascii_lower(unsigned char b)
+{
+    return b >= 'a' && b <= 'z';
+}
+
+/* o200k's letter alternatives on ASCII letters, the shape of most pieces of
+ * English and code ("Hello", " world", "HTTPServer", "'s").  In ASCII, U is
+ * [A-Z] and W is [a-z] (no Lt, Lm, Lo or M),
+ * so alternative 1 (U*W+) is the upper-case run then a non-empty lower-case
+ * run, and where no lower-case letter follows, alternative 2 (U+W*) takes
+ * the upper-case run alone: either way the piece ends where the lower-case
+ * run after the upper-case run ends.  The prefix is taken when the first
+ * character is ASCII and neither a letter, a digit, CR nor LF, and a letter
+ * follows.  Returns the end, or 0 to leave the position to the general
+ * scanner: no ASCII letter where a piece would start, or a run that meets a
+ * non-ASCII character (which may continue it). */
+static size_t pt_o200k_ascii(const unsigned char *t, size_t len, size_t pos)
+{
+    size_t s = pos, u, w, c;
+    unsigned char b = t[pos];
+    if (b >= 0x80)
+        return 0;
+    if (!pt_ascii_upper(b) && !pt_ascii_lower(b)) {
+        if ((b >= '0' && b <= '9') || b == '\r' || b == '\n' || pos + 1 >= len ||
+            !(pt_ascii_upper(t[pos + 1]) || pt_ascii_lower(t[pos + 1])))
+            return 0;
+        s = pos + 1;
+    }
+    for (u = s; u < len && pt_ascii_upper(t[u]); u++)
+        ;
+    for (w = u; w < len && pt_ascii_lower(t[w]); w++)
+        ;
+    if (w < len && t[w] >= 0x80)
+        return 0;
+    c = pt_contraction(t, len, w);
+    return c ? c : w;
+}
+
 /* o200k:  [^\r\n\p{L}\p{N}]?U*W+C? | [^\r\n\p{L}\p{N}]?U+W*C? | \p{N}{1,3} |
  *         ?[^\s\p{L}\p{N}]+[\r\n/]* | \s*[\r\n]+ | \s+(?!\S) | \s+
  * (U, W, C: see pt_o200k_letters).  The optional prefix is greedy, so each
  * letter alternative is tried with it first, then without. */
 static size_t pt_o200k(const unsigned char *t, size_t len, size_t pos)
 {
-    pt_char c0 = pt_at(t, len, pos);
-    int prefix = !(c0.bit & (M_LETTER | M_NUMBER)) && c0.cp != '\r' && c0.cp != '\n'
-                 && c0.next < len;
-    size_t a;
-    int alt;
+    size_t a = pt_o200k_ascii(t, len, pos);
+    pt_char c0;
+    int prefix, alt;
+    if (a)
+        return a;
+    c0 = pt_at(t, len, pos);
+    prefix = !(c0.bit & (M_LETTER | M_NUMBER)) && c0.cp != '\r' && c0.cp != '\n' && c0.next < len;
+    /* Both letter alternatives need a U or W character where they start
+     * (with the prefix or without): when neither place has one, skip the
+     * four attempts (spaces and punctuation, half of all pieces). */
+    if (!(c0.bit & (M_O200K_UPPER | M_O200K_LOWER)) &&
+        !(prefix && (pt_at(t, len, c0.next).bit & (M_O200K_UPPER | M_O200K_LOWER))))
+        return pt_numbers_marks_spaces(t, len, pos, c0, 1, 2);
     for (alt = 1; alt <= 2; alt++) {
         if (prefix && (a = pt_o200k_letters(t, len, c0.next, alt)) != 0)
             return a;

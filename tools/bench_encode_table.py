@@ -1,18 +1,19 @@
 """Encoding throughput of pybpe and its peers, as a Markdown table.
 
     python3 tools/bench_encode_table.py [--rounds 5] [--mb 2] [--docs 1000]
+                                        [--names gpt2,cl100k_base,o200k_base]
 
 Rows: pybpe C, pybpe Python (its piece cache kept between runs, as in any
 long job), pybpe Python on a first call (the cache emptied before each run),
-tiktoken, Hugging Face tokenizers (a
-tokenizer.json exported from the same ranks by pybpe.formats.dump_hf_tokenizer),
-rs-bpe (cl100k only; skipped when not importable).  Columns: gpt2 and
-cl100k_base on three corpora, single thread (encode_ordinary of the whole
-corpus) and 2 threads (encode_ordinary_batch of the corpus cut into --docs
-documents; peers' own batch calls).  Every implementation's IDs are checked
-equal to pybpe C's before it is timed; a cell is MB/s of UTF-8 input, the
-median of --rounds runs, all in one process; each implementation's
-1T and 2T runs alternate, so their ratio is taken under the same load.
+tiktoken, Hugging Face tokenizers (a tokenizer.json exported from the same
+ranks by pybpe.formats.dump_hf_tokenizer), rs-bpe (cl100k only; skipped when
+not importable).  Columns: gpt2, cl100k_base and o200k_base (or --names) on
+three corpora, single thread (encode_ordinary of the whole corpus) and 2
+threads (encode_ordinary_batch of the corpus cut into --docs documents;
+peers' own batch calls).  Every implementation's IDs are checked equal to
+pybpe C's before it is timed; a cell is MB/s of UTF-8 input, the median of
+--rounds runs, all in one process; each implementation's 1T and 2T runs
+alternate, so their ratio is taken under the same load.
 
 Corpora (built deterministically from files every machine has):
   prose        shared/data/shakespeare.txt (PYBPE_SHAKESPEARE overrides)
@@ -43,7 +44,7 @@ sys.path.insert(0, HERE)
 from pybpe.encoding import Encoding  # noqa: E402
 from pybpe.registry import get_encoding  # noqa: E402
 
-NAMES = ["gpt2", "cl100k_base"]
+NAMES = ["gpt2", "cl100k_base", "o200k_base"]
 
 
 def _stdlib():
@@ -193,13 +194,14 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--mb", type=float, default=2.0, help="megabytes of each corpus")
     ap.add_argument("--docs", type=int, default=1000, help="documents for the 2-thread batch")
+    ap.add_argument("--names", default=",".join(NAMES), help="encodings, comma-separated (default: %(default)s)")
     args = ap.parse_args()
     limit = int(args.mb * 1e6)
     corpora = {"prose": _cut(corpus_prose(), args.mb), "python": _cut(corpus_python(limit), args.mb),
                "multilingual": _cut(corpus_multilingual(limit), args.mb)}
     cols, rows = [], {}
     with tempfile.TemporaryDirectory() as tmp:
-        for name in NAMES:
+        for name in args.names.split(","):
             enc = get_encoding(name, backend="c")
             peers = _peers(name, enc, tmp)
             for cname, text in corpora.items():
