@@ -192,3 +192,78 @@ def test_python_piece_caches_at_every_fill_level(monkeypatch):
     merger = _pycore.Merger([(0, 1, 3), (3, 2, 4)])
     words = [[0, 1], [0, 1, 2], [2, 2], [0, 1], [1, 0], [0, 1, 2]]
     assert merger.encode_words(words) == [merger.apply_merges(w) for w in words]
+
+
+def _outcome(core, base, words, target):
+    """(merges as byte pairs, error message or None) of training one merge at a time."""
+    symtab = core.SymbolTable(base)
+    try:
+        trainer = core.Trainer(symtab, core.WordTable(words))
+    except OverflowError as exc:
+        return [], str(exc)
+    merges = []
+    while True:
+        try:
+            step = trainer.run(target, 1)
+        except OverflowError as exc:
+            return merges, str(exc)
+        if not step:
+            return merges, None
+        merges.append((symtab.token(step[0][0]), symtab.token(step[0][1]), step[0][3]))
+
+
+def _naive_max_counts(base, words, merges):
+    """The largest pair count before training and after each merge, recounted
+    from scratch with Python ints (the chapter's loop)."""
+    from collections import Counter
+
+    segs = [([base[s] for s in w], f) for w, f in words]
+    out = []
+    for k in range(len(merges) + 1):
+        stats = Counter()
+        for symbols, f in segs:
+            for pair in zip(symbols, symbols[1:]):
+                stats[pair] += f
+        out.append(max(stats.values(), default=0))
+        if k < len(merges):
+            a, b = merges[k][:2]
+            segs = [(reference.merge_word(symbols, (a, b), a + b), f) for symbols, f in segs]
+    return out
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_overflow_exactly_when_a_true_count_passes_64_bits(seed):
+    # Random tables of huge frequencies over symbols that can build the same
+    # string two ways: both backends stop at the same step with the same
+    # message, and that is exactly the first state (start, or after a merge)
+    # whose largest true pair count, recounted with Python ints, passes
+    # 2**64 - 1; before it, the merges are the reference's.
+    import random
+
+    rng = random.Random(seed)
+    base = [b"a", b"b", b"c", b"ab", b"bc", b"d"]
+    sizes = [1, 2, 3, 2**61, 2**62, 2**62 + 1, 2**63 - 1, 2**63, MAX]
+    words = [([rng.randrange(len(base)) for _ in range(rng.randrange(1, 5))], rng.choice(sizes))
+             for _ in range(rng.randrange(1, 6))]
+    if seed % 2:  # "abcd" two ways, with a + bc and ab + c boosted to merge first
+        a, b, c, ab, bc, d = range(6)
+        words += [([a, bc, d], rng.choice(sizes[3:8])), ([ab, c, d], rng.choice(sizes[3:8])),
+                  ([a, bc], rng.choice([1, 2, 2**61])), ([ab, c], rng.choice([1, 2, 2**61]))]
+        rng.shuffle(words)
+    target = len(base) + 6
+    outcomes = {b: _outcome(_backend.get(b), base, words, target) for b in BACKENDS}
+    merges, error = outcomes[BACKENDS[0]]
+    assert all(o == (merges, error) for o in outcomes.values())
+    _, expected = reference.learn([(tuple(base[s] for s in w), f) for w, f in words], base, target)
+    assert [m[:2] for m in merges] == expected[:len(merges)]
+    if error is None:
+        assert [m[:2] for m in merges] == expected
+        assert all(m <= MAX for m in _naive_max_counts(base, words, merges))
+        return
+    assert error.endswith(COUNT_OVERFLOW)
+    if error.startswith("Trainer: "):  # the counts before any merge
+        assert merges == [] and _naive_max_counts(base, words, [])[0] > MAX
+    else:  # the merge after the last one returned made some count pass 2**64 - 1
+        assert error.startswith("Trainer.run: ")
+        maxima = _naive_max_counts(base, words, [m[:2] for m in merges] + [expected[len(merges)]])
+        assert all(m <= MAX for m in maxima[:-1]) and maxima[-1] > MAX
