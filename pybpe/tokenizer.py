@@ -446,7 +446,13 @@ class BPETokenizer(Tokenizer):
 
     @classmethod
     def load(cls, path, *, backend=None):
-        return load(path, backend=backend)
+        """Read a file written by BPETokenizer.save.  (pybpe.load reads the
+        other formats too, as Encodings; this one insists on a tokenizer.)"""
+        tok = load(path, backend=backend)
+        if not isinstance(tok, BPETokenizer):
+            raise FormatError("%s: not a BPETokenizer file but a vocabulary pybpe.load reads as an Encoding; "
+                              "call pybpe.load(path) for that" % os.fspath(path))
+        return tok
 
     def __repr__(self):
         state = self._state

@@ -415,8 +415,10 @@ def test_load_says_which_loader_for_a_rank_file_of_ones_own(tmp_path):
 
 def test_load_still_loads_its_own_files(tmp_path, backend):
     path, _ = _model(tmp_path, backend)
-    loaded = pybpe.load(path, backend=backend)
-    assert isinstance(loaded, pybpe.BPETokenizer) and loaded.backend == backend
+    for loaded in (pybpe.load(path, backend=backend), pybpe.BPETokenizer.load(path, backend=backend)):
+        assert isinstance(loaded, pybpe.BPETokenizer) and loaded.backend == backend
+    _, hf_path, _ = _hf(tmp_path, backend)
+    assert_format_error(lambda: pybpe.BPETokenizer.load(hf_path), hf_path, r"not a BPETokenizer.*pybpe\.load")
 
 
 def test_load_names_what_it_looked_for(tmp_path):
