@@ -18,7 +18,7 @@ from pybpe.registry import get_encoding
 
 SHAKESPEARE = os.environ.get("PYBPE_SHAKESPEARE",
                              os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data", "shakespeare.txt"))
-NAMES = ["gpt2", "cl100k_base"]
+NAMES = ["gpt2", "cl100k_base", "o200k_base"]
 _REFERENCE = {}
 
 

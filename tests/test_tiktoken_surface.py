@@ -505,3 +505,40 @@ def test_numpy_stays_optional(tmp_path):
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0] == "[31373, 995]" and "encode_to_numpy needs NumPy" in lines[1]
+
+
+# -- pybpe.tiktoken_compat: `import tiktoken` answered by pybpe ---------------------------
+
+def test_tiktoken_compat_install():
+    # In a fresh interpreter: install() replaces any real tiktoken.
+    result = _run_python(
+        "import pybpe, pybpe.tiktoken_compat as compat\n"
+        "compat.install()\n"
+        "import tiktoken, tiktoken.core, tiktoken.registry, tiktoken.model, tiktoken.load\n"
+        "from tiktoken.load import load_tiktoken_bpe\n"
+        "from tiktoken.core import Encoding\n"
+        "assert tiktoken is compat and tiktoken.core is pybpe.encoding and tiktoken.registry is pybpe.registry\n"
+        "assert tiktoken.model is pybpe.model and Encoding is pybpe.Encoding\n"
+        "assert tiktoken.get_encoding('cl100k_base') is pybpe.get_encoding('cl100k_base')\n"
+        "print(tiktoken.encoding_for_model('gpt-4o').encode('hello world'), tiktoken.list_encoding_names()[-1])\n",
+        "")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[24912, 2375] o200k_harmony"
+
+
+def test_tiktoken_compat_load(tmp_path):
+    from pybpe.tiktoken_compat import load
+
+    path = os.path.join(DATA, "gpt2.tiktoken")
+    ranks = load.load_tiktoken_bpe(path, expected_hash=registry._FILES["gpt2.tiktoken"])
+    assert ranks == get_encoding("gpt2").mergeable_ranks
+    with pytest.raises(pybpe.FormatError, match="sha256"):
+        load.load_tiktoken_bpe(path, expected_hash="0" * 64)
+    with pytest.raises(ValueError, match="never downloads"):
+        load.load_tiktoken_bpe("https://example.invalid/r50k_base.tiktoken")
+    load.dump_tiktoken_bpe({b"a": 0, b"b": 1, b"ab": 2}, tmp_path / "t.tiktoken")
+    assert load.load_tiktoken_bpe(tmp_path / "t.tiktoken") == {b"a": 0, b"b": 1, b"ab": 2}
+    # GPT-2's data-gym pair, written by pybpe from the gpt2 ranks
+    from pybpe.formats import dump_gpt2_bpe
+    dump_gpt2_bpe(get_encoding("gpt2"), tmp_path / "encoder.json", tmp_path / "vocab.bpe")
+    assert load.data_gym_to_mergeable_bpe_ranks(tmp_path / "vocab.bpe", tmp_path / "encoder.json") == ranks
