@@ -24,6 +24,7 @@ import binascii
 import json
 import os
 import re
+import reprlib
 
 from . import patterns
 from ._pyranks import byte_pair_merge
@@ -198,7 +199,8 @@ def _split_vocab(vocab, path, special_tokens):
     ranks, specials = {}, {}
     for text, i in vocab.items():
         if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i <= _MAX_ID:
-            raise FormatError("%s: token %r has ID %r, not an integer in [0, %d]" % (path, text, i, _MAX_ID))
+            raise FormatError("%s: token %s has ID %s, not an integer in [0, %d]"
+                              % (path, reprlib.repr(text), reprlib.repr(i), _MAX_ID))
         if special_tokens is not None and text in special_tokens:
             if special_tokens[text] != i:
                 raise FormatError("%s: added token %r has ID %d, but the vocabulary gives it %d"
@@ -241,7 +243,7 @@ def _parse_merges(items, vocab, path, numbered):
         else:
             raise FormatError("%s: %s: a merge must be 'left right' or [left, right]" % (path, where))
         if len(parts) != 2 or not all(isinstance(p, str) and p for p in parts):
-            raise FormatError("%s: %s: expected two tokens, got %r" % (path, where, item))
+            raise FormatError("%s: %s: expected two tokens, got %s" % (path, where, reprlib.repr(item)))
         left, right = parts
         for side in (left, right, left + right):
             if side not in vocab:
@@ -358,8 +360,8 @@ def _hf_pattern(pre, path):
                 raise FormatError("%s: only Split(behavior=Isolated, invert=false) is supported" % path)
             byte_level(nodes[1], False)
             return _FROM_ONIGURUMA.get(pattern["Regex"], pattern["Regex"])
-    raise FormatError("%s: unsupported pre_tokenizer %r (pybpe reads ByteLevel, or Sequence[Split(Regex), "
-                      "ByteLevel(use_regex=false)])" % (path, pre.get("type")))
+    raise FormatError("%s: unsupported pre_tokenizer %s (pybpe reads ByteLevel, or Sequence[Split(Regex), "
+                      "ByteLevel(use_regex=false)])" % (path, reprlib.repr(pre.get("type"))))
 
 
 # What load_hf_tokenizer does with the parts of a tokenizer.json that pybpe
@@ -427,7 +429,7 @@ def _hf_encoding(doc, path, name, backend):
         raise FormatError("%s: not a tokenizer.json (no model object)" % path)
     model = doc["model"]
     if model.get("type", "BPE") != "BPE":
-        raise FormatError("%s: model type %r is not BPE" % (path, model.get("type")))
+        raise FormatError("%s: model type %s is not BPE" % (path, reprlib.repr(model.get("type"))))
     for key in ("continuing_subword_prefix", "end_of_word_suffix"):
         if model.get(key):
             raise FormatError("%s: model.%s is not supported by byte-level pybpe" % (path, key))

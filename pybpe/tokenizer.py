@@ -11,6 +11,7 @@ other tools (tiktoken, GPT-2, Hugging Face) are in pybpe/formats.py.
 import io
 import json
 import os
+import reprlib
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -543,7 +544,8 @@ def _from_document(doc, path, backend):
         fail("not a pybpe tokenizer file (no \"format\": %r)" % FORMAT_NAME)
     version = doc.get("version")
     if type(version) is not int or version != FORMAT_VERSION:  # not 1.0, not true
-        fail("format version %r is not supported (this pybpe reads version %d)" % (version, FORMAT_VERSION))
+        fail("format version %s is not supported (this pybpe reads version %d)"
+             % (reprlib.repr(version), FORMAT_VERSION))
     config, vocab, merges = doc.get("config"), doc.get("vocab"), doc.get("merges")
     if not isinstance(config, dict):
         fail("\"config\" must be an object")
@@ -582,12 +584,13 @@ def _from_document(doc, path, backend):
     for rank, (merge, count) in enumerate(zip(merges, counts)):
         if (not isinstance(merge, list) or len(merge) != 2
                 or not all(type(i) is int and 0 <= i < len(tokens) for i in merge)):
-            fail("merges[%d] must be a pair of vocab IDs, not %r" % (rank, merge))
+            fail("merges[%d] must be a pair of vocab IDs, not %s" % (rank, reprlib.repr(merge)))
         if type(count) is not int or not 0 <= count <= _MAX_COUNT:
             fail("merge_counts[%d] must be an integer in 0..2**64-1" % rank)
         merged = symtab.lookup(tokens[merge[0]] + tokens[merge[1]])
         if merged < 0:
-            fail("merges[%d] makes %r, which is not in the vocab" % (rank, vocab[merge[0]] + vocab[merge[1]]))
+            fail("merges[%d] makes %s, which is not in the vocab"
+                 % (rank, reprlib.repr(vocab[merge[0]] + vocab[merge[1]])))
         merge_ids.append((merge[0], merge[1], merged))
     if set(tok.special_tokens) & set(vocab):
         fail("special tokens also appear in \"vocab\"")
