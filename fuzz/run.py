@@ -1,7 +1,7 @@
 """Run pybpe's fuzz targets (fuzz/targets.py) for a time budget: `make fuzz`.
 
     python fuzz/run.py [--seconds N] [--engine auto|atheris|hypothesis]
-                       [--keep-going] [--seed N] [TARGET ...]
+                       [--keep-going] [--seed N] [--runs N] [TARGET ...]
     python fuzz/run.py --replay TARGET FILE     # re-run one saved input
 
 Each target runs in its own process for --seconds (default 30) with the
@@ -79,6 +79,8 @@ def child_atheris(target, args):
             "-artifact_prefix=%s/" % folder, corpus]
     if args.seed is not None:
         argv.insert(1, "-seed=%d" % args.seed)
+    if args.runs is not None:
+        argv.insert(1, "-runs=%d" % args.runs)
     atheris.Setup(argv, fn)
     atheris.Fuzz()
 
@@ -157,9 +159,11 @@ def child_hypothesis(target, args):
     deadline = time.monotonic() + args.seconds
     rng = random.Random(args.seed)
     max_len = MAX_LEN.get(target, 4096)
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and (args.runs is None or state["runs"] < args.runs):
+        batch = 200 if args.runs is None else max(1, min(200, args.runs - state["runs"]))
+
         @seed(rng.getrandbits(64))
-        @settings(max_examples=200, deadline=None, database=None, phases=[Phase.generate, Phase.shrink],
+        @settings(max_examples=batch, deadline=None, database=None, phases=[Phase.generate, Phase.shrink],
                   suppress_health_check=list(HealthCheck), print_blob=False)
         @given(st.binary(max_size=max_len))
         def test(data):
@@ -204,7 +208,9 @@ def run_target(target, engine, args):
     before = set(glob.glob(os.path.join(FINDINGS, target, "*")))
     cmd = [sys.executable, os.path.abspath(__file__), "--child", target, "--engine", engine,
            "--seconds", str(args.seconds), "--timeout", str(args.timeout)]
-    cmd += (["--keep-going"] if args.keep_going else []) + (["--seed", str(args.seed)] if args.seed is not None else [])
+    cmd += ["--keep-going"] if args.keep_going else []
+    cmd += ["--seed", str(args.seed)] if args.seed is not None else []
+    cmd += ["--runs", str(args.runs)] if args.runs is not None else []
     env = dict(os.environ, PYTHONPATH=HERE + os.pathsep + os.environ.get("PYTHONPATH", ""))
     started = time.monotonic()
     with open(log_path, "w") as log:
@@ -231,7 +237,9 @@ def main(argv=None):
     parser.add_argument("--timeout", type=int, default=20, help="seconds one input may take (default 20)")
     parser.add_argument("--engine", choices=["auto", "atheris", "hypothesis"], default="auto")
     parser.add_argument("--keep-going", action="store_true", help="collect every finding, not just the first")
-    parser.add_argument("--seed", type=int, help="a fixed random seed (CI: the same inputs each run)")
+    parser.add_argument("--seed", type=int, help="a fixed random seed")
+    parser.add_argument("--runs", type=int, help="stop after this many inputs (with --seed: the same inputs "
+                        "every time, whatever the machine's speed, as CI wants)")
     parser.add_argument("--replay", nargs=2, metavar=("TARGET", "FILE"), help="re-run one saved input")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
