@@ -155,3 +155,47 @@ def test_char_tokenizer_build_vocab_is_atomic():
         tok = make()
         raised, _ = Interrupter(at).run(tok.build_vocab, ["world wide"])
         assert view(tok) == (old if raised else new), "event %d" % at
+
+
+def test_real_signals_during_train(backend):
+    """The same with real signals: SIGALRM at random moments of train() (its
+    handler raises KeyboardInterrupt, as SIGINT's does).  Python runs a
+    handler only between bytecodes that check for signals, never between
+    train's last assignment and its return, so `finished` tells exactly
+    whether train completed."""
+    import random
+    import signal
+    import time
+
+    make = trained(backend)
+    reference = make()
+    old = snapshot(reference)
+    start = time.perf_counter()
+    reference.train(NEW_CORPUS)
+    span = time.perf_counter() - start
+    new = snapshot(reference)
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    rng = random.Random(11)
+    outcomes = set()
+    try:
+        for _ in range(300):
+            tok = make()
+            finished = False
+            try:
+                signal.setitimer(signal.ITIMER_REAL, max(rng.uniform(0, span * 1.2), 1e-6))
+                tok.train(NEW_CORPUS)
+                finished = True
+                signal.setitimer(signal.ITIMER_REAL, 0)
+            except KeyboardInterrupt:
+                pass
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            assert snapshot(tok) == (new if finished else old)
+            outcomes.add(finished)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert outcomes == {True, False}  # both outcomes were reached
