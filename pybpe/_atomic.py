@@ -18,6 +18,8 @@ file stays whole until then.  The rules (SPEC §3):
   of them (the same file by device and inode, so through links and hard
   links too) it is refused before anything is written.
 - Errors name the destination the caller gave, never a temporary file.
+- A replaced file is a new file under the old name (that is what makes the
+  change atomic): other hard links to the old file keep the old contents.
 
 Temporary files.  On Linux the data goes into an unnamed file (O_TMPFILE) in
 the target's folder, which gets a name only once it is complete: an
@@ -259,6 +261,18 @@ def _resolve(path):
     if stat.S_ISDIR(mode):
         raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
     return current, not stat.S_ISREG(mode)
+
+
+def same_file(a, b):
+    """True if writing paths `a` and `b` would write the same file (through
+    symlinks, and hard links when it exists)."""
+    target_a, target_b = _resolve(os.fspath(a))[0], _resolve(os.fspath(b))[0]
+    if target_a == target_b:
+        return True
+    try:
+        return os.path.samefile(target_a, target_b)
+    except OSError:
+        return False  # one does not exist yet: different new files
 
 
 def _refuse_inputs(path, target, inputs):

@@ -28,7 +28,7 @@ import reprlib
 
 from . import patterns
 from ._pyranks import byte_pair_merge
-from ._atomic import atomic_write
+from ._atomic import atomic_write, same_file
 from .errors import FormatError
 
 _MAX_ID = 2**32 - 2  # IDs are uint32 in C; 2**32 - 1 means "no symbol"
@@ -300,7 +300,12 @@ def dump_gpt2_bpe(enc, vocab_path, merges_path):
 
     An Encoding built from ranks (tiktoken's rule) gets the merge list
     merges_from_ranks derives; special tokens go into vocab.json as well.
+    The two paths must be different files (the merges would replace the
+    vocabulary): ValueError before anything is written.
     """
+    if same_file(vocab_path, merges_path):
+        raise ValueError("vocab_path and merges_path are the same file (%s): the merges would "
+                         "replace the vocabulary" % os.fspath(merges_path))
     decoder = {i: t for t, i in enc._mergeable_ranks.items()}
     vocab = {token_to_unicode(t): i for t, i in sorted(enc._mergeable_ranks.items(), key=lambda x: x[1])}
     vocab.update(enc._special_tokens)

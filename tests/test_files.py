@@ -13,6 +13,7 @@ test's own folder (os.mknod, as root) or reached through a symlink, so a
 regression can never replace the system's /dev/null or /dev/stdout.
 """
 import errno
+import io
 import json
 import os
 import signal
@@ -203,6 +204,29 @@ def test_stream_object(tmp_path, backend):
         assert not f.closed
     tok.save(tmp_path / "via-path")
     assert (tmp_path / "via-object").read_bytes() == (tmp_path / "via-path").read_bytes()
+    enc, src = tok.to_encoding(), tmp_path / "in.txt"
+    src.write_text(TEXT, encoding="utf-8")
+    buffer = io.BytesIO()
+    assert enc.encode_file(src, buffer) == enc.encode_file(src, tmp_path / "ids.bin")
+    assert buffer.getvalue() == (tmp_path / "ids.bin").read_bytes()
+
+
+@pytest.mark.parametrize("via", ["same path", "symlink", "hard link", "new file twice"])
+def test_dump_gpt2_bpe_refuses_one_file_for_both(tmp_path, backend, via):
+    enc = small_tokenizer(backend).to_encoding()
+    vocab = tmp_path / "vocab.json"
+    if via != "new file twice":
+        vocab.write_bytes(b"old")
+    other = {"same path": vocab, "symlink": tmp_path / "link", "hard link": tmp_path / "hard",
+             "new file twice": tmp_path / "." / "vocab.json"}[via]
+    if via == "symlink":
+        os.symlink("vocab.json", other)
+    elif via == "hard link":
+        os.link(vocab, other)
+    with pytest.raises(ValueError, match="same file"):
+        formats.dump_gpt2_bpe(enc, vocab, other)
+    assert (vocab.read_bytes() == b"old") if via != "new file twice" else not vocab.exists()
+    formats.dump_gpt2_bpe(enc, vocab, tmp_path / "merges.txt")  # different files: fine
 
 
 # -- modes and owners -----------------------------------------------------------------
