@@ -186,11 +186,17 @@ class Encoding:
         self.name = name
         self._pat_str = pat_str
         self._pattern_source = pattern_source
+        untrusted = pattern_source is not None and not _bounded.is_trusted(pat_str)
+        if untrusted:  # refused before compiling when compiling itself would run away
+            try:
+                _bounded.check_pattern(pat_str)
+            except ValueError as exc:
+                raise ValueError("pat_str from %s is refused: %s" % (pattern_source, exc)) from None
         try:
             self._pat = regex.compile(pat_str)
         except regex.error as exc:
             raise ValueError("pat_str is not a valid regular expression: %s" % exc) from None
-        if pattern_source is not None and not _bounded.is_trusted(pat_str):
+        if untrusted:
             self._pat = _bounded.BoundedPattern(self._pat, pattern_source)
         self._mergeable_ranks = dict(mergeable_ranks)
         self._special_tokens = dict(special_tokens)

@@ -22,7 +22,7 @@ import regex
 from . import _backend, _bounded
 from ._atomic import atomic_write
 from .errors import FormatError
-from .flavours import _DEFAULT, UNK, WHITESPACE, Flavour
+from .flavours import _DEFAULT, UNK, WHITESPACE, Flavour, _presets
 
 FORMAT_NAME = "pybpe.BPETokenizer"
 FORMAT_VERSION = 1
@@ -561,6 +561,13 @@ def _from_document(doc, path, backend):
     extra = set(config) - known
     if extra:
         fail("unknown config keys %s" % sorted(extra))
+    pretokenizer = config.get("pretokenizer")
+    if (isinstance(pretokenizer, str) and pretokenizer != WHITESPACE and pretokenizer not in _presets()
+            and not _bounded.is_trusted(pretokenizer)):
+        try:  # before BPETokenizer compiles it: compiling itself can run away
+            _bounded.check_pattern(pretokenizer)
+        except ValueError as exc:
+            fail("the pretokenizer pattern is refused: %s" % exc)
     try:
         tok = BPETokenizer(backend=backend, **config)
     except (TypeError, ValueError) as exc:

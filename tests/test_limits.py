@@ -189,3 +189,39 @@ def test_invalid_pattern_in_tokenizer_json_is_a_format_error(tmp_path, backend):
     path = write_hf(tmp_path, r"(\p{L}+", backend)
     with pytest.raises(pybpe.FormatError, match="tokenizer.json.*regular expression"):
         pybpe.load_hf_tokenizer(path, backend=backend)
+
+
+# Patterns whose compiling alone runs away (regex.compile has no timeout):
+# refused before compiling.  None of these is ever compiled by a passing run;
+# the ones here compile in about a second at worst if the check were gone.
+COSTLY = [r"(?:a{1000}){1000}", r"x{200000}", r"(a{400})+(b{400})+", "|".join("w%d" % i for i in range(20000))]
+
+
+@pytest.mark.parametrize("pattern", COSTLY)
+def test_costly_patterns_from_files_are_refused_before_compiling(tmp_path, backend, pattern):
+    _, path = saved_tokenizer(tmp_path, backend, r"\S+|\s+")
+    import json
+
+    with open(path, encoding="utf-8") as f:
+        doc = json.load(f)
+    doc["config"]["pretokenizer"] = pattern
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(doc, f)
+    with pytest.raises(pybpe.FormatError, match="model.json.*pretokenizer pattern is refused"):
+        pybpe.load(path, backend=backend)
+    hf = write_hf(tmp_path, pattern, backend)
+    with pytest.raises(pybpe.FormatError, match="tokenizer.json.*refused"):
+        pybpe.load_hf_tokenizer(hf, backend=backend)
+
+
+def test_pattern_check_allows_what_real_patterns_use():
+    from pybpe import _bounded
+
+    for pattern in list(pybpe.patterns.PRESETS.values()) + [
+            r"\p{N}{1,3}", r"\{99999999\}", r"[{]9999999[}]", r"\d{2,4}-\d{2}", r"a{,5}b{3,}",
+            r"(?:'s|'t|'re)| ?\p{L}+| ?\p{N}+"]:
+        _bounded.check_pattern(pattern)
+    with pytest.raises(ValueError, match="multiply"):
+        _bounded.check_pattern(r"(?:x{2}){100000}")
+    with pytest.raises(ValueError, match="characters"):
+        _bounded.check_pattern("a" * (_bounded.PATTERN_MAX_CHARS + 1))
