@@ -203,7 +203,7 @@ def _split_vocab(vocab, path, special_tokens):
                               % (path, reprlib.repr(text), reprlib.repr(i), _MAX_ID))
         if special_tokens is not None and text in special_tokens:
             if special_tokens[text] != i:
-                raise FormatError("%s: added token %r has ID %d, but the vocabulary gives it %d"
+                raise FormatError("%s: special token %r has ID %d, but the vocabulary gives it %d"
                                   % (path, text, special_tokens[text], i))
             continue
         token = unicode_to_token(text)

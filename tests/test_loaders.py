@@ -300,7 +300,7 @@ HF_CASES = [
     ("added on a token's id", lambda d: (d["added_tokens"][0].update(id=5), d["model"]["vocab"].pop("<|endoftext|>")),
      "special token.*ID 5.*also the ID"),
     ("added id differs from vocab", lambda d: d["model"]["vocab"].__setitem__("<|endoftext|>", 7),
-     "added token.*has ID.*vocabulary gives it 7"),
+     "special token.*has ID.*vocabulary gives it 7"),
     ("added twice", lambda d: d["added_tokens"].append(dict(d["added_tokens"][0])), "added twice"),
     ("two added one id", lambda d: d["added_tokens"].append(dict(d["added_tokens"][0], content="<|x|>")),
      "ID .* is given to both"),
@@ -438,3 +438,15 @@ def test_sniff_kinds(tmp_path):
              for name in ("vocab.json", "merges.txt", "tokenizer.json", "r.tiktoken")}
     assert kinds == {"vocab.json": "gpt2-vocab", "merges.txt": "gpt2-merges", "tokenizer.json": "hf",
                      "r.tiktoken": "tiktoken"}
+
+
+def test_load_gpt2_bpe_checks_given_special_tokens_against_the_vocab(tmp_path):
+    enc, vocab, merges, doc, _ = _gpt2(tmp_path)
+    eot = doc["<|endoftext|>"]
+    assert_format_error(lambda: pybpe.load_gpt2_bpe(vocab, merges, special_tokens={"<|endoftext|>": eot + 1}),
+                        vocab, "special token '<\\|endoftext\\|>' has ID %d, but the vocabulary gives it %d"
+                        % (eot + 1, eot))
+    assert_format_error(lambda: pybpe.load_gpt2_bpe(vocab, merges, special_tokens={"<|x|>": doc["a"]}),
+                        vocab, "special token '<\\|x\\|>' has ID %d, which is also the ID of token" % doc["a"])
+    loaded = pybpe.load_gpt2_bpe(vocab, merges, special_tokens={"<|endoftext|>": eot})
+    assert same_ids(loaded, enc)
