@@ -1,78 +1,118 @@
-"""Generates csrc/unicode_tables.inc: the character classes the gpt2, cl100k
-and o200k pre-tokenizer patterns use, as a two-level lookup table.
+"""Generates the character classes of the gpt2, cl100k and o200k patterns as
+tiktoken sees them, in two forms:
 
-The classes are made by asking the `regex` module -- the engine the Python
-path uses -- about every code point, so the C scanners in pretok.c agree with
-it by construction.  Rerun after a `regex` upgrade that changes the Unicode
-version:  python3 csrc/gen_unicode_tables.py > csrc/unicode_tables.inc
+  csrc/unicode_tables.inc   a two-level lookup table for the C scanners
+  pybpe/_unicode_data.py    the same classes as code point ranges, for the
+                            Python backend (pybpe/_unicode.py)
 
-Classes (disjoint; the script checks): \\s, \\p{N}, \\p{Lu}+\\p{Lt} ("upper"),
+"Same IDs as tiktoken" needs tiktoken's Unicode version, which is not the
+`regex` module's (tiktoken 0.14 is at Unicode 16.0, regex 2026.11 at 17.0).
+So the classes are read off tiktoken itself: an Encoding whose pattern is one
+class (say \\p{Ll}) and whose tokens are the 256 bytes drops every character
+the class does not match, so encoding a string of all code points returns
+exactly the UTF-8 of its members.  Run from the repository root, with
+tiktoken installed (a development-time need only; nothing of tiktoken is
+copied, only what its engine answers):
+
+    .venv/bin/python csrc/gen_unicode_tables.py
+
+then `make build`.  The class list (pybpe._unicode.CLASSES; disjoint, checked
+here) is what the scanners need: \\s, \\p{N}, \\p{Lu}+\\p{Lt} ("upper"),
 \\p{Ll} ("lower"), \\p{Lm}+\\p{Lo} ("caseless"), \\p{M} ("mark"), other.
-gpt2 and cl100k only need letter = upper|lower|caseless; o200k needs the rest.
 A class is looked up as stage2[stage1[cp >> 7] * 128 + (cp & 127)]: blocks of
 128 code points are stored once however often they repeat (most of the range
 is one "other" block), so a lookup is two loads instead of a binary search.
 """
-import regex
+import os
+import sys
 
-CLASSES = [
-    ("PT_SPACE", r"\s"),
-    ("PT_NUMBER", r"\p{N}"),
-    ("PT_UPPER", r"[\p{Lu}\p{Lt}]"),
-    ("PT_LOWER", r"\p{Ll}"),
-    ("PT_CASELESS", r"[\p{Lm}\p{Lo}]"),
-    ("PT_MARK", r"\p{M}"),
-]
-NAMES = ["PT_OTHER"] + [name for name, _ in CLASSES]  # value = index
+import tiktoken
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from pybpe import _unicode  # noqa: E402  (the class list and version probes)
+
 BLOCK = 128
 
-# A code point first assigned in each Unicode version: the newest version
-# whose probe the regex module knows is the version of its tables.
-PROBES = [("17.0", 0x1E6C0), ("16.0", 0x1C89), ("15.1", 0x2FFC), ("15.0", 0x1E030), ("14.0", 0x061D)]
+
+def _engine(pattern):
+    return tiktoken.Encoding("probe", pat_str=pattern, mergeable_ranks={bytes([b]): b for b in range(256)},
+                             special_tokens={})
 
 
-def unicode_version():
-    for version, cp in PROBES:
-        if not regex.match(r"\p{Cn}", chr(cp)):
-            return version
-    return "older than 14.0"
+def members(pattern, text):
+    """The code points of `text` (no surrogates) that tiktoken's engine
+    matches with `pattern` (a one-character class)."""
+    return {ord(c) for c in bytes(_engine(pattern).encode_ordinary(text)).decode("utf-8")}
 
 
-def classify(cp):
-    if 0xD800 <= cp < 0xE000:
-        return 0  # surrogates never reach the scanner (UTF-8 cannot carry them)
-    c = chr(cp)
-    found = [k + 1 for k, (_, pattern) in enumerate(CLASSES) if regex.match(pattern, c)]
-    assert len(found) <= 1, "U+%04X is in %s: the classes must be disjoint" % (cp, found)
-    return found[0] if found else 0
+def classify():
+    """Class number of every code point as tiktoken sees it, and its
+    Unicode version."""
+    text = "".join(chr(cp) for cp in range(0x110000) if not 0xD800 <= cp < 0xE000)
+    classes = bytearray(0x110000)  # surrogates stay "other": tiktoken never sees one
+    for cls, (name, pattern) in enumerate(_unicode.CLASSES, 1):
+        for cp in members(pattern, text):
+            assert classes[cp] == 0, "U+%04X is in %s and %s: the classes must be disjoint" % (
+                cp, _unicode.NAMES[classes[cp]], name)
+            classes[cp] = cls
+    unassigned = _engine(r"\p{Cn}")
+    version = _unicode.engine_version(lambda c: bool(unassigned.encode_ordinary(c)))
+    return classes, version
 
 
-def main():
-    compiled = [(name, regex.compile(p)) for name, p in CLASSES]
-    CLASSES[:] = [(name, p) for name, p in compiled]
-    classes = [classify(cp) for cp in range(0x110000)]
+def source():
+    return "tiktoken %s (Unicode %s)" % (tiktoken.__version__, VERSION)
+
+
+def write_c(classes, path):
     blocks, stage1, stage2 = {}, [], []
     for start in range(0, 0x110000, BLOCK):
-        block = tuple(classes[start:start + BLOCK])
+        block = bytes(classes[start:start + BLOCK])
         if block not in blocks:
             blocks[block] = len(blocks)
             stage2.extend(block)
         stage1.append(blocks[block])
     assert len(blocks) < 65536
-    print("/* Generated by csrc/gen_unicode_tables.py from the regex module %s," % regex.__version__)
-    print(" * Unicode %s (the engine the Python path uses): do not edit." % unicode_version())
-    print(" * Class of code point cp: pt_stage2[pt_stage1[cp >> 7] * 128 + (cp & 127)]. */")
-    for value, name in enumerate(NAMES):
-        print("#define %s %d" % (name, value))
-    print("static const unsigned short pt_stage1[%d] = {" % len(stage1))
-    for i in range(0, len(stage1), 16):
-        print("    " + ", ".join(str(v) for v in stage1[i:i + 16]) + ",")
-    print("};")
-    print("static const unsigned char pt_stage2[%d] = {" % len(stage2))
-    for i in range(0, len(stage2), 32):
-        print("    " + ",".join(str(v) for v in stage2[i:i + 32]) + ",")
-    print("};")
+    lines = ["/* Generated by csrc/gen_unicode_tables.py from %s: do not edit." % source(),
+             " * The classes tiktoken's engine gives the presets' \\s, \\p{N}, \\p{L*}, \\p{M}.",
+             " * Class of code point cp: pt_stage2[pt_stage1[cp >> 7] * 128 + (cp & 127)]. */"]
+    lines += ["#define %s %d" % (name, value) for value, name in enumerate(_unicode.NAMES)]
+    lines.append("static const unsigned short pt_stage1[%d] = {" % len(stage1))
+    lines += ["    " + ", ".join(str(v) for v in stage1[i:i + 16]) + "," for i in range(0, len(stage1), 16)]
+    lines.append("};")
+    lines.append("static const unsigned char pt_stage2[%d] = {" % len(stage2))
+    lines += ["    " + ",".join(str(v) for v in stage2[i:i + 32]) + "," for i in range(0, len(stage2), 32)]
+    lines.append("};")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def write_python(classes, path):
+    runs = []  # (first, last, class) of every run of one class other than "other"
+    for cp, cls in enumerate(classes):
+        if runs and runs[-1][2] == cls and runs[-1][1] == cp - 1:
+            runs[-1][1] = cp
+        elif cls:
+            runs.append([cp, cp, cls])
+    lines = ['"""Generated by csrc/gen_unicode_tables.py from %s: do not edit.' % source(),
+             "",
+             "The classes tiktoken's engine gives the presets' character classes (numbers:",
+             "pybpe._unicode.NAMES), as (first, last, class) runs; every other code point is",
+             'class 0, "other".  pybpe/_unicode.py reads them."""',
+             "TIKTOKEN_VERSION = %r" % tiktoken.__version__,
+             "UNICODE_VERSION = %r" % VERSION,
+             "RANGES = ("]
+    for i in range(0, len(runs), 4):
+        lines.append("    " + " ".join("(0x%X, 0x%X, %d)," % tuple(r) for r in runs[i:i + 4]))
+    lines.append(")")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":
-    main()
+    CLASSES, VERSION = classify()
+    write_c(CLASSES, os.path.join(ROOT, "csrc", "unicode_tables.inc"))
+    write_python(CLASSES, os.path.join(ROOT, "pybpe", "_unicode_data.py"))
+    print("wrote csrc/unicode_tables.inc and pybpe/_unicode_data.py from %s" % source())

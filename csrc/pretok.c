@@ -141,8 +141,8 @@ static size_t pt_gpt2(const unsigned char *t, size_t len, size_t pos)
 
 /* The letters the (?i:...) contractions accept: ASCII either case, plus
  * U+017F LATIN SMALL LETTER LONG S, which simple case folding makes an "s"
- * (csrc/gen_unicode_tables.py's author checked every code point against the
- * regex module: no other one folds to s, d, m, t, l, v, r or e). */
+ * (tests/test_unicode.py checks every code point against tiktoken: no other
+ * one folds to s, d, m, t, l, v, r or e). */
 static int pt_folds_to(const unsigned char *t, size_t len, size_t pos, char lower,
                        size_t *next)
 {
@@ -337,6 +337,16 @@ size_t bpe_pretok_next(int pattern, const unsigned char *text, size_t len,
     if (pattern == BPE_PRETOK_O200K)
         return pt_o200k(text, len, pos);
     return 0;
+}
+
+void bpe_pretok_classes(unsigned long first, size_t n, unsigned char *out)
+{
+    size_t k;
+    for (k = 0; k < n; k++) {
+        unsigned long cp = first + k;
+        out[k] = (unsigned char)(cp < 0x110000 ? pt_stage2[(size_t)pt_stage1[cp >> 7] * 128 + (cp & 127)]
+                                               : PT_OTHER);
+    }
 }
 
 size_t bpe_pretok_split(int pattern, const unsigned char *text, size_t len,

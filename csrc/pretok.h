@@ -4,8 +4,9 @@
  * Python's `regex` module cuts text at about 5 MB/s, slower than the merging
  * itself; these scanners find exactly the same pieces as the published
  * patterns (pybpe/patterns.py: GPT2, CL100K, O200K) at C speed.  Any other
- * pattern stays on the Python side.  Character classes
- * come from unicode_tables.inc, generated from the regex module itself.
+ * pattern stays on the Python side.  Character classes come from
+ * unicode_tables.inc, read off tiktoken's own engine by
+ * csrc/gen_unicode_tables.py: tiktoken's Unicode version, not the newest.
  */
 #ifndef PYBPE_PRETOK_H
 #define PYBPE_PRETOK_H
@@ -30,5 +31,11 @@ size_t bpe_pretok_next(int pattern, const unsigned char *text, size_t len,
  * text or an unknown pattern.  Example (gpt2): "Hi there" -> {2, 8}. */
 size_t bpe_pretok_split(int pattern, const unsigned char *text, size_t len,
                         size_t *ends);
+
+/* Writes the character class (PT_* of unicode_tables.inc: 0 other, 1 space,
+ * 2 number, 3 upper, 4 lower, 5 caseless letter, 6 mark) of the n code
+ * points first, first + 1, ... to out; code points past U+10FFFF are other.
+ * For tests that compare the tables with tiktoken. */
+void bpe_pretok_classes(unsigned long first, size_t n, unsigned char *out);
 
 #endif /* PYBPE_PRETOK_H */

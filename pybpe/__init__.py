@@ -11,7 +11,7 @@ The tiktoken-compatible side (`pybpe.get_encoding("o200k_base")`,
 use, so importing pybpe stays cheap.
 """
 from . import _backend
-from .errors import FormatError, PatternTimeout
+from .errors import FormatError, PatternTimeout, UnicodeVersionWarning
 from .tokenizer import BPETokenizer, CharTokenizer, Tokenizer, load
 
 __version__ = "0.1.0"
@@ -73,5 +73,5 @@ def __getattr__(name):
     return getattr(importlib.import_module("pybpe." + _LAZY[name]), name)
 
 
-__all__ = ["BPETokenizer", "CharTokenizer", "Tokenizer", "FormatError", "PatternTimeout", "load", "backend",
-           "count_words", "merge_counts"] + [n for n in _LAZY if _LAZY[n]]
+__all__ = ["BPETokenizer", "CharTokenizer", "Tokenizer", "FormatError", "PatternTimeout", "UnicodeVersionWarning",
+           "load", "backend", "count_words", "merge_counts"] + [n for n in _LAZY if _LAZY[n]]

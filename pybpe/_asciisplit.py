@@ -5,7 +5,9 @@ prose that is about 40% of its time.  `re` runs the ASCII twins of the gpt2,
 cl100k and o200k patterns (pybpe.patterns.ASCII_TWINS) about twice as fast,
 but only ASCII text may go to them.  So a text is cut into stretches: the
 ones around non-ASCII characters go to `regex` with the original pattern,
-the rest to `re`, and the pieces are joined in order.
+the rest to `re`, and the pieces are joined in order.  (The non-ASCII
+stretches go to a findall function: the presets pass pybpe._unicode.split,
+which keeps tiktoken's character classes.)
 
 A stretch may only end at a place where both patterns would have ended a
 piece anyway and where neither looks across: just after a "\\n" that
@@ -22,7 +24,7 @@ with non-ASCII characters in every position.
     >>> import regex, re
     >>> from pybpe import patterns
     >>> text = "Hello, world!\\nCafé au lait\\nBye now"
-    >>> cut(text, re.compile(patterns.GPT2_ASCII, re.ASCII), regex.compile(patterns.GPT2))
+    >>> cut(text, re.compile(patterns.GPT2_ASCII, re.ASCII), regex.compile(patterns.GPT2).findall)
     ['Hello', ',', ' world', '!', '\\n', 'Café', ' au', ' lait', '\\n', 'Bye', ' now']
 """
 import re
@@ -64,9 +66,10 @@ def _cut_after(text, i):
     return j + 1 if j >= 0 else len(text)
 
 
-def cut(text, ascii_pattern, pattern):
-    """The pieces pattern.findall(text) gives, found with ascii_pattern (a
-    compiled `re` twin of pattern) wherever the text is ASCII."""
+def cut(text, ascii_pattern, findall):
+    """The pieces findall(text) gives (findall: a pattern's findall, or
+    pybpe._unicode.split for one), found with ascii_pattern (a compiled `re`
+    twin of the pattern) wherever the text is ASCII."""
     if text.isascii():
         return ascii_pattern.findall(text)
     pieces = []
@@ -77,7 +80,7 @@ def cut(text, ascii_pattern, pattern):
         start = _cut_before(text, run.start(), done)
         end = _cut_after(text, run.end())
         pieces += ascii_pattern.findall(text, done, start)  # endpos: as if the text ended there
-        pieces += pattern.findall(text[start:end])
+        pieces += findall(text[start:end])
         done = end
     pieces += ascii_pattern.findall(text, done)
     return pieces

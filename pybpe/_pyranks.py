@@ -8,11 +8,9 @@ lowest *merge* rank, leftmost on ties).  pybpe._cranks has the same names,
 arguments and results.  Pre-tokenization, special tokens and decoding live in
 pybpe.encoding; this module knows only bytes and IDs.
 """
-import functools
 import heapq
-import re
 
-from . import _asciisplit, patterns
+from . import _unicode
 
 # Pieces with at least this many bytes are merged with a heap over a linked
 # list (O(n log n)); shorter ones with a plain rescan of the parts (O(n^2) but
@@ -34,13 +32,6 @@ CACHE_SIZE = 65536
 
 # Above every merge priority (priorities are ints).
 _NO_PRIORITY = float("inf")
-
-
-@functools.lru_cache(maxsize=None)
-def _ascii_twin(pattern):
-    # The compiled `re` twin of a preset's pattern string, or None.
-    twin = patterns.ASCII_TWINS.get(pattern)
-    return None if twin is None else re.compile(twin, re.ASCII)
 
 
 def byte_pair_merge(parts, pair_rank):
@@ -224,17 +215,16 @@ class RankTable:
 
     def encode_text(self, text, preset, pattern):
         """IDs of a whole text (str without surrogates), cut by `pattern` (a
-        compiled regex).  `preset` names the C scanner pybpe._cranks uses for
-        the same pattern; here the ASCII parts of the text are cut by the
-        pattern's `re` twin instead (pybpe/_asciisplit.py), same pieces."""
+        compiled preset).  `preset` names the C scanner pybpe._cranks uses for
+        the same pattern; here pybpe._unicode.preset_splitter finds the same
+        pieces (tiktoken's character classes; ASCII parts of the text cut by
+        the pattern's `re` twin, pybpe/_asciisplit.py)."""
         return self.encode_pieces(self.split_text(text, preset, pattern))
 
     def split_text(self, text, preset, pattern):
         """The pieces encode_text cuts `text` into (a list of str)."""
-        twin = _ascii_twin(pattern.pattern)
-        if twin is None:
-            return pattern.findall(text)
-        return _asciisplit.cut(text, twin, pattern)
+        splitter = _unicode.preset_splitter(pattern.pattern)
+        return pattern.findall(text) if splitter is None else splitter(text)
 
     def encode_texts(self, texts, preset, pattern):
         """[encode_text(t, preset, pattern) for t in texts] (pybpe._cranks does

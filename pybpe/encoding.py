@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import regex
 
-from . import _backend, _bounded, patterns
+from . import _backend, _bounded, _unicode, patterns
 
 _ALL = "all"
 # encode_ordinary_batch's slices never hold less than this share of the
@@ -79,20 +79,9 @@ def _special_regex(tokens):
     return regex.compile("|".join(regex.escape(t) for t in ordered))
 
 
-def _fix_surrogates(text):
-    """What tiktoken does to a str UTF-8 cannot encode: surrogate *pairs* become
-    the character they spell, lone surrogates become U+FFFD.
-
-        >>> _fix_surrogates("a\\ud83d\\ude00b\\udc00")
-        'a😀b�'
-    """
-    if text.isascii():
-        return text
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    return text
+# tiktoken's surrogate rule (pairs -> the character, lone ones -> U+FFFD),
+# shared with every other byte-level path of the library.
+_fix_surrogates = _unicode.fix_surrogates
 
 
 def _checked(text, index):

@@ -1,12 +1,14 @@
-"""pybpe's exceptions, and the error texts both backends must share.
+"""pybpe's exceptions and warnings, and the error texts both backends must share.
 
 pybpe's own exceptions: FormatError, for vocabulary and model files that are
 corrupt, truncated or hostile -- a ValueError, so code that already catches
 ValueError keeps working; its message names the file and the problem -- and
 PatternTimeout, a TimeoutError for a pattern from such a file that would
-backtrack for too long.  COUNT_OVERFLOW is the text of the OverflowError both cores raise
-when a word or pair count would pass 2**64 - 1 (C's BPE_EOVERFLOW), kept here
-so the two spellings cannot drift apart.
+backtrack for too long.  COUNT_OVERFLOW is the text of the OverflowError both
+cores raise when a word or pair count would pass 2**64 - 1 (C's
+BPE_EOVERFLOW), kept here so the two spellings cannot drift apart.  One
+warning: UnicodeVersionWarning, for a model trained with other Unicode
+tables than the running ones.
 """
 
 COUNT_OVERFLOW = "a count would pass 2**64 - 1 (counts are 64-bit and never wrap around)"
@@ -19,3 +21,9 @@ class FormatError(ValueError):
 class PatternTimeout(TimeoutError):
     """A pre-tokenizer pattern read from a file ran past its time bound
     (pybpe/_bounded.py, docs/limits.md): the message names the file."""
+
+
+class UnicodeVersionWarning(UserWarning):
+    """A model file's pre-tokenizer used another Unicode version than this
+    installation's: text with code points assigned or re-classified between
+    the two may be cut into other words (everything else encodes as before)."""

@@ -16,10 +16,13 @@ are `str` for the character flavours and `bytes` at byte level.
 """
 import regex
 
+from . import _unicode
+
 WHITESPACE = "whitespace"
 END_OF_WORD = ("suffix", "symbol", None)
 UNK = "<UNK>"
 _DEFAULT = object()  # "the flavour's default" for pretokenizer / end_of_word / marker
+_NON_SPACE = regex.compile(r"\S+")
 
 
 def _presets():
@@ -81,12 +84,31 @@ class Flavour:
                 "marker": self.marker, "byte_level": self.byte_level, "lowercase": self.lowercase}
 
     # -- text -> words -> symbols -------------------------------------------------
-    def split(self, text):
-        """Text -> words.  Empty words are never produced."""
+    def prepare(self, text):
+        """What every text goes through before it is cut into words:
+        lowercasing when asked, and at byte level tiktoken's surrogate rule
+        (pairs become their character, lone surrogates U+FFFD), as for an
+        Encoding.  The character flavours keep surrogates: each is a
+        character, and round-trips.
+
+            >>> Flavour(byte_level=True).prepare("a\\ud800b")
+            'a\ufffdb'
+        """
         if self.lowercase:
             text = text.lower()
-        if self.pattern is not None:
-            return [w for w in self.pattern.findall(text) if w]
+        return _unicode.fix_surrogates(text) if self.byte_level else text
+
+    def split(self, text):
+        """Text -> words.  Empty words are never produced."""
+        text = self.prepare(text)
+        pattern = self.pattern
+        if pattern is not None:
+            # The presets cut words exactly as they cut them for an Encoding
+            # (tiktoken's Unicode classes, pybpe/_unicode.py), so a byte-level
+            # tokenizer and its to_encoding() agree; other patterns (perhaps
+            # time-bounded ones from a model file) use the `regex` module's.
+            findall = _unicode.preset_splitter(pattern.pattern) or pattern.findall
+            return [w for w in findall(text) if w]
         if self.pretokenizer is None:
             return [text] if text else []
         return text.split()
@@ -135,7 +157,12 @@ class Flavour:
             return text
         if self.marker != " ":
             text = text.replace(self.marker, " ")
-        return " ".join(text.split())
+        if self.pretokenizer == WHITESPACE:
+            return " ".join(text.split())
+        # Whitespace as the pre-tokenizer sees it (\s, Unicode's White_Space):
+        # str.split() would also cut at U+001C..U+001F, which a pattern or the
+        # whole-text pre-tokenizer keeps inside words.
+        return " ".join(_NON_SPACE.findall(text))
 
     # -- symbols <-> bytes for the core --------------------------------------------
     def to_bytes(self, token):

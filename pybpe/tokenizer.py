@@ -14,14 +14,15 @@ import os
 import reprlib
 import sys
 import time
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from itertools import islice
 
 import regex
 
-from . import _backend, _bounded
+from . import _backend, _bounded, _unicode
 from ._atomic import atomic_write
-from .errors import FormatError
+from .errors import FormatError, UnicodeVersionWarning
 from .flavours import _DEFAULT, UNK, WHITESPACE, Flavour, _presets
 
 FORMAT_NAME = "pybpe.BPETokenizer"
@@ -183,11 +184,10 @@ class BPETokenizer(Tokenizer):
         if special_re:
             texts = (piece for text in texts for piece in special_re.split(text))
         if flavour.pattern is None and flavour.pretokenizer == WHITESPACE:
-            lower = flavour.lowercase
             batches = (_file_batches(corpus) if isinstance(corpus, io.TextIOBase) and not special_re
                        else _text_batches(texts))
             for batch in batches:
-                counter.add_text(batch.lower() if lower else batch)
+                counter.add_text(flavour.prepare(batch))
         else:
             if not special_re:
                 texts = _checked_texts(texts)
@@ -213,6 +213,8 @@ class BPETokenizer(Tokenizer):
         if not (set(map(type, freqs)) <= {int} and (not freqs or 0 <= min(freqs) <= max(freqs) <= _MAX_COUNT)):
             for word, freq in zip(words, freqs):
                 _check_count("frequency of word %r" % (word,), freq, minimum=0, maximum=_MAX_COUNT)
+        if self.flavour.byte_level:  # tiktoken's surrogate rule, as for text (equal words add up)
+            words = [_unicode.fix_surrogates(w) for w in words]
         counter = self._core.WordCounter()
         counter.add_words(words, freqs)
         self._state = self._trained(counter, progress)
@@ -311,10 +313,8 @@ class BPETokenizer(Tokenizer):
             # than the per-word path on a cold cache).  Short texts, and the
             # Python core, keep the per-word path: its word cache outlives
             # the call, and a call has a fixed cost of ~10 us in C.
-            if flavour.lowercase:
-                text = text.lower()
-            return state.merger.encode_text(state.symtab, state.units, flavour.marker, 0, text,
-                                            split=flavour.pretokenizer == WHITESPACE)
+            return state.merger.encode_text(state.symtab, state.units, flavour.marker, 0,
+                                            flavour.prepare(text), split=flavour.pretokenizer == WHITESPACE)
         words = flavour.split(text)
         # This call's words are looked up in `found`, which holds every one of
         # them, never in the shared cache: clearing the cache when it is full,
@@ -442,8 +442,16 @@ class BPETokenizer(Tokenizer):
                       for t in tokens],
             "merges": [[a, b] for a, b, _ in state.merge_ids],
             "merge_counts": list(state.merge_counts),
+            "unicode_version": self._unicode_version(),
         }
         atomic_write(path, _dump_json(document).encode("utf-8"))
+
+    def _unicode_version(self):
+        """The Unicode version of the tables the pre-tokenizer cuts words
+        with (pybpe._unicode.unicode_version), or None for str.split() and
+        the whole-text pre-tokenizer, whose words no such table decides."""
+        pattern = self.flavour.pattern
+        return None if pattern is None else _unicode.unicode_version(pattern.pattern)
 
     @classmethod
     def load(cls, path, *, backend=None):
@@ -601,6 +609,7 @@ def _from_document(doc, path, backend):
         merge_ids.append((merge[0], merge[1], merged))
     if set(tok.special_tokens) & set(vocab):
         fail("special tokens also appear in \"vocab\"")
+    _check_unicode_version(doc.get("unicode_version"), tok._unicode_version(), path, fail)
     tok._state = _State(tok, symtab, merge_ids, counts)
     return tok
 
@@ -609,6 +618,24 @@ def _units(flavour):
     """What the core takes as one initial symbol of a word, for this flavour."""
     return ("bytes" if flavour.byte_level else
             {"suffix": "suffix", "symbol": "symbol", None: "chars"}[flavour.end_of_word])
+
+
+def _check_unicode_version(saved, running, path, fail):
+    """A model keeps the splitting it was trained with only while the tables
+    are the same: the presets' (tiktoken's, pinned in pybpe) change only with
+    a pybpe release that follows a new tiktoken, a pattern's with the `regex`
+    module.  pybpe cannot bring old tables back, so a difference is a
+    UnicodeVersionWarning, and the model loads and works.  Files without the
+    field (written before it existed) load silently."""
+    if saved is None:
+        return
+    if not isinstance(saved, str):
+        fail("\"unicode_version\" must be a string or null, not %r" % (saved,))
+    if saved != running:
+        warnings.warn(UnicodeVersionWarning(
+            "%s: its pre-tokenizer was trained with Unicode %s character classes, this installation's are "
+            "Unicode %s: text with code points assigned or re-classified in between may split into "
+            "other words" % (path, saved, running)), stacklevel=4)
 
 
 def _dump_json(document):

@@ -67,8 +67,7 @@ def per_word(tok, text):
 def one_call(tok, text):
     """Merger.encode_text as BPETokenizer._encode_ordinary calls it."""
     flavour, state = tok.flavour, tok._state
-    return state.merger.encode_text(state.symtab, state.units, flavour.marker, 0,
-                                    text.lower() if flavour.lowercase else text,
+    return state.merger.encode_text(state.symtab, state.units, flavour.marker, 0, flavour.prepare(text),
                                     split=flavour.pretokenizer == "whitespace")
 
 
