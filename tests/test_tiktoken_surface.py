@@ -542,3 +542,39 @@ def test_tiktoken_compat_load(tmp_path):
     from pybpe.formats import dump_gpt2_bpe
     dump_gpt2_bpe(get_encoding("gpt2"), tmp_path / "encoder.json", tmp_path / "vocab.bpe")
     assert load.data_gym_to_mergeable_bpe_ranks(tmp_path / "vocab.bpe", tmp_path / "encoder.json") == ranks
+
+
+# -- the C encoder's per-call caches ------------------------------------------------------
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(tokens=st.lists(st.binary(min_size=2, max_size=12).map(lambda b: bytes(c % 3 for c in b).replace(
+           b"\x01", b"a").replace(b"\x02", b"b")), min_size=1, max_size=40, unique=True),
+       words=st.lists(st.text(st.sampled_from("ab\x00"), min_size=1, max_size=12), min_size=1, max_size=8),
+       big=st.booleans(), seed=st.integers(0, 2**16))
+def test_repeated_pieces_with_nul_bytes_match_everywhere(tokens, words, big, seed):
+    # Pieces of up to 8 bytes are recognised by their bytes packed into one
+    # number (zero-padded) and their length, in the token table and in the
+    # C encoder's per-call caches: "a" and "a\0" must stay apart, and a piece
+    # met again must give what it gave the first time.  `big` adds 16,384
+    # tokens the text never uses, so the table takes its large-vocabulary
+    # paths (the byte-pair array, the pair cache sizes).
+    import random
+    rng = random.Random(seed)
+    vocab = [bytes([b]) for b in range(256)] + [t for t in tokens if len(t) > 1]
+    if big:
+        vocab += [bytes([x, y]) for x in range(128, 256) for y in range(128, 256)]
+    order = list(range(len(vocab)))
+    rng.shuffle(order)
+    ranks = {t: r for t, r in zip(vocab, order)}
+    text = " ".join(rng.choice(words) for _ in range(300))
+    expected = None
+    for backend in BACKENDS:
+        enc = pybpe.Encoding("nul", pat_str=r"\S+|\s+", mergeable_ranks=ranks, special_tokens={},
+                             backend=backend)
+        ids = enc.encode_ordinary(text)
+        assert enc.decode_bytes(ids) == text.encode()
+        expected = ids if expected is None else expected
+        assert ids == expected
+    tiktoken = pytest.importorskip("tiktoken")
+    tk = tiktoken.Encoding("nul", pat_str=r"\S+|\s+", mergeable_ranks=ranks, special_tokens={})
+    assert tk.encode_ordinary(text) == expected
