@@ -316,10 +316,17 @@ class BPETokenizer(Tokenizer):
             return state.merger.encode_text(state.symtab, state.units, flavour.marker, 0,
                                             flavour.prepare(text), split=flavour.pretokenizer == WHITESPACE)
         words = flavour.split(text)
+        cache = state.word_cache
+        out = []
+        try:  # warm text: every word is cached; a miss (or a clear meanwhile) falls through
+            for word in words:
+                out += cache[word]
+            return out
+        except KeyError:
+            pass
         # This call's words are looked up in `found`, which holds every one of
         # them, never in the shared cache: clearing the cache when it is full,
         # or another thread doing so, must not drop an entry this call needs.
-        cache = state.word_cache
         get = cache.get
         found = {word: get(word) for word in dict.fromkeys(words)}
         missing = [word for word, ids in found.items() if ids is None]
