@@ -28,6 +28,11 @@
  *   - Batches: bpe_ranks_encode_batch takes many texts end to end and
  *     returns one flat ID array, so a batch is one GIL-free call per slice
  *     instead of one call (and one output allocation) per text.
+ *   - Building the pair table looked every prefix and suffix of every token
+ *     up by hashing it whole: O(L^2) per token (30 KB: 0.93 s, 100 KB:
+ *     11.5 s).  The rolling-hash walks of rk_build_split_pairs are linear
+ *     in the total token bytes (1 MB: 0.016 s, 2 MB: 0.033 s) and faster
+ *     on real vocabularies too (cl100k: 66 -> 42 ms).
  */
 #include <assert.h>
 #include <stdlib.h>
