@@ -25,9 +25,11 @@ Targets (run.py runs each in its own process):
     Python == pybpe.reference (merges, vocabulary, encodings), decode round
     trips, save/load, and to_encoding == encode at byte level.
 """
+import atexit
 import json
 import os
 import re
+import shutil
 import tempfile
 
 import regex
@@ -287,7 +289,8 @@ def mutate_bytes(data, d):
 
 # -- the loader contract ----------------------------------------------------------------
 
-_TMP = tempfile.mkdtemp(prefix="pybpe-fuzz-")
+_TMP = tempfile.mkdtemp(prefix="pybpe-fuzz-")  # the files the loaders read, rewritten per input
+atexit.register(shutil.rmtree, _TMP, True)
 
 
 def _write(name, data):
