@@ -14,7 +14,10 @@ injected:
   3. for workloads that change an object (train, load into...), checks the
      object kept its previous state;
   4. disarms and runs the workload again on the same objects: it must now
-     give the right result.
+     give the right result;
+  5. before the next n, after a garbage collection, counts the blocks the
+     extension allocated and never freed: more than before is a leak on the
+     failure path.
 
 A crash is a finding too: each workload runs in a child process that reports
 every n as it goes, and the sweep resumes past the n that killed it.
@@ -23,7 +26,8 @@ every n as it goes, and the sweep resumes past the n that killed it.
 
 --quick (CI) sweeps every n of the small workloads and every 7th n (plus the
 last ones) of the rest.  Prints, per workload, the allocations seen, faults
-injected and their outcomes; exits 1 on any finding.
+injected and their outcomes; exits 1 on any finding.  Linux with glibc only
+(the shim calls glibc's __libc_malloc family).
 """
 import argparse
 import ctypes
