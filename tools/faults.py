@@ -191,6 +191,8 @@ def _encoding_encode(name, how):
             return (lambda: enc.encode(text, allowed_special="all")), None
         if how == "ordinary":
             return (lambda: enc.encode_ordinary(text[:400])), None
+        if how == "numpy":
+            return (lambda: enc.encode_to_numpy(text, allowed_special="all").tolist()), None
         if how == "batch":
             texts = [text[i:i + 700] for i in range(0, len(text), 700)]
             return (lambda: enc.encode_ordinary_batch(texts, num_threads=2)), None
@@ -248,6 +250,7 @@ WORKLOADS = {
     "encoding-ordinary": _encoding_encode("cl100k_base", "ordinary"),
     "encoding-batch": _encoding_encode("cl100k_base", "batch"),
     "encoding-o200k": _encoding_encode("o200k_base", "encode"),
+    "encoding-numpy": _encoding_encode("cl100k_base", "numpy"),
     "encoding-file": _encoding_encode("gpt2", "file"),
     "loaders": _loaders,
 }
@@ -387,7 +390,7 @@ def sweep(name, args):
 
 
 # Workloads whose every allocation is swept even in --quick mode.
-SMALL = {"count-words", "count-words-regex", "encoding-o200k", "encode-short", "encode-long", "encode-bytes-long", "encode-batch", "encoding-build-gpt2",
+SMALL = {"count-words", "count-words-regex", "encoding-o200k", "encoding-numpy", "encode-short", "encode-long", "encode-bytes-long", "encode-batch", "encoding-build-gpt2",
          "encoding-encode", "encoding-ordinary", "encoding-batch", "encoding-file"}
 
 
