@@ -25,6 +25,7 @@ import json
 import os
 import re
 import reprlib
+import stat
 
 from . import patterns
 from ._pyranks import byte_pair_merge
@@ -34,12 +35,25 @@ from .errors import FormatError
 _MAX_ID = 2**32 - 2  # IDs are uint32 in C; 2**32 - 1 means "no symbol"
 
 
-def _read_bytes(path):
+def open_vocabulary_file(path):
+    """`path` opened for binary reading, if it can end: a regular file or a
+    pipe (process substitution hands loaders a pipe).  A directory, or a
+    device such as /dev/zero that a whole-file read would never finish, is a
+    FormatError -- refused before a byte is read."""
     try:
-        with open(path, "rb") as f:
-            return f.read()
+        f = open(path, "rb")
     except IsADirectoryError:
         raise FormatError("%s: is a directory, not a vocabulary file" % path) from None
+    mode = os.fstat(f.fileno()).st_mode
+    if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
+        f.close()
+        raise FormatError("%s: not a regular file (a device or socket), so not a vocabulary file" % path)
+    return f
+
+
+def _read_bytes(path):
+    with open_vocabulary_file(path) as f:
+        return f.read()
 
 
 # -- .tiktoken -------------------------------------------------------------------

@@ -14,6 +14,7 @@ import json
 import os
 import re
 import shutil
+import threading
 
 import pytest
 
@@ -92,6 +93,32 @@ def test_a_directory_is_a_format_error(tmp_path, loader):
     calls = {"load": pybpe.load, "tiktoken": pybpe.load_tiktoken_bpe,
              "gpt2": lambda p: pybpe.load_gpt2_bpe(p, p), "hf": pybpe.load_hf_tokenizer}
     assert_format_error(lambda: calls[loader](folder), folder, "directory")
+
+
+@pytest.mark.parametrize("loader", ["load", "tiktoken", "gpt2", "hf"])
+def test_a_device_is_a_format_error_not_an_endless_read(loader):
+    # /dev/zero never ends: reading it whole would fill memory; refused at once.
+    device = "/dev/zero"
+    if not os.path.exists(device):
+        pytest.skip("no /dev/zero on this system")
+    calls = {"load": pybpe.load, "tiktoken": pybpe.load_tiktoken_bpe,
+             "gpt2": lambda p: pybpe.load_gpt2_bpe(p, p), "hf": pybpe.load_hf_tokenizer}
+    assert_format_error(lambda: calls[loader](device), device, "not a regular file")
+
+
+def test_a_fifo_is_read_like_a_file(tmp_path):
+    # Process substitution (pybpe.load(<(...))) hands over a pipe: that is read, not refused.
+    enc = toy_encoding()
+    ranks_file = tmp_path / "toy.tiktoken"
+    pybpe.dump_tiktoken_bpe(enc.mergeable_ranks, str(ranks_file))
+    fifo = tmp_path / "pipe.tiktoken"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_bytes(ranks_file.read_bytes()))
+    writer.start()
+    try:
+        assert pybpe.load_tiktoken_bpe(fifo) == pybpe.load_tiktoken_bpe(ranks_file)
+    finally:
+        writer.join()
 
 
 # -- pybpe.load: BPETokenizer.save files -------------------------------------------------------
