@@ -22,6 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 import regex
 
 from . import _backend, _bounded, _unicode, patterns
+from .specials import special_regex
 
 _ALL = "all"
 # encode_ordinary_batch's slices never hold less than this share of the
@@ -66,17 +67,6 @@ def _ranks_module(backend):
     from . import _pyranks
 
     return _pyranks
-
-
-@functools.lru_cache(maxsize=128)
-def _special_regex(tokens):
-    """One regex matching any of `tokens` (a frozenset of str).
-
-    Longer tokens are tried first, so where two start at the same place the
-    longer wins; tiktoken's order there is a hash order, i.e. unspecified.
-    """
-    ordered = sorted(tokens, key=lambda t: (-len(t), t))
-    return regex.compile("|".join(regex.escape(t) for t in ordered))
 
 
 # tiktoken's surrogate rule (pairs -> the character, lone ones -> U+FFFD),
@@ -341,7 +331,7 @@ class Encoding:
             raise TypeError("text must be a str, not %s" % type(text).__name__)
         allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
         if disallowed:
-            match = _special_regex(disallowed).search(text)
+            match = special_regex(disallowed).search(text)
             if match:
                 _raise_disallowed(match.group())
         return frozenset(t for t in allowed if t in self._special_tokens)
@@ -352,7 +342,7 @@ class Encoding:
         text with None."""
         start = 0
         if allowed:
-            for match in _special_regex(allowed).finditer(text):
+            for match in special_regex(allowed).finditer(text):
                 yield text[start:match.start()], self._special_tokens[match.group()]
                 start = match.end()
         yield text[start:], None
@@ -621,7 +611,7 @@ class Encoding:
         if not allowed:
             texts = list(text)
             if disallowed:
-                search = _special_regex(disallowed).search
+                search = special_regex(disallowed).search
                 for i, t in enumerate(texts):
                     match = search(_checked(t, i))
                     if match:

@@ -18,12 +18,11 @@ import warnings
 from concurrent.futures import ThreadPoolExecutor
 from itertools import islice
 
-import regex
-
 from . import _backend, _bounded, _unicode
 from ._atomic import atomic_write
 from .errors import FormatError, UnicodeVersionWarning
 from .flavours import _DEFAULT, UNK, WHITESPACE, Flavour, _presets
+from .specials import special_regex
 
 FORMAT_NAME = "pybpe.BPETokenizer"
 FORMAT_VERSION = 1
@@ -163,7 +162,7 @@ class BPETokenizer(Tokenizer):
     def _specials_pattern(self):
         if not self.special_tokens:
             return None
-        return regex.compile("|".join(regex.escape(s) for s in self.special_tokens))
+        return special_regex(frozenset(self.special_tokens))
 
     def _count(self, corpus):
         """A core WordCounter over the words of every text of `corpus`.
@@ -502,9 +501,7 @@ class _State:
         tokens = [flavour.from_bytes(t) for t in symtab.tokens()]
         self.merger = tok._core.Merger(self.merge_ids)
         self.special_ids = {s: len(tokens) + i for i, s in enumerate(specials)}
-        self.special_re = (regex.compile("|".join(regex.escape(s) for s in
-                                                  sorted(specials, key=len, reverse=True)))
-                           if specials else None)
+        self.special_re = special_regex(frozenset(specials)) if specials else None
         self.vocab = tokens + list(specials)
         self.merges = [(tokens[a], tokens[b]) for a, b, _ in self.merge_ids]
         self.id_to_token = dict(enumerate(self.vocab))

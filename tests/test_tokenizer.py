@@ -282,6 +282,19 @@ def test_special_tokens(backend):
     assert "|" not in "".join(tok.vocab[:-1])  # never trained on
 
 
+@pytest.mark.parametrize("specials", [["<a>", "<a><b>"], ["<a><b>", "<a>"]])
+def test_overlapping_special_tokens_split_alike_in_training_and_encoding(backend, specials):
+    # Where two special tokens start at the same place the longer one wins, in
+    # training as in encoding, whatever order they were given in: "<a><b>" is
+    # one special token, so its characters never become training text.
+    tok = pybpe.BPETokenizer(vocab_size=40, special_tokens=specials, backend=backend)
+    tok.train(["xy <a><b> xy <a> xy"])
+    assert not {"<", "b", ">"} & set("".join(tok.vocab[1:-2]))  # past <UNK>, before the specials
+    assert tok.encode("<a><b>", allowed_special="all") == [tok.token_to_id["<a><b>"]]
+    assert tok.encode("<a><b><a>", allowed_special="all") == [tok.token_to_id["<a><b>"],
+                                                               tok.token_to_id["<a>"]]
+
+
 def test_empty_and_whitespace_inputs(backend):
     tok = chapter(backend, 25)
     assert tok.encode("") == [] and tok.encode(" \t\n") == [] and tok.decode([]) == ""
