@@ -39,6 +39,29 @@ def shakespeare_text():
     return shakespeare()
 
 
+_OFFLINE_TIKTOKEN = {}
+
+
+def offline_tiktoken(name):
+    """tiktoken's own Encoding for one of pybpe's built-in encoding names,
+    built offline from the rank file shipped in pybpe with tiktoken's loader
+    (its sha256 checked), with the same pattern, special tokens and n_vocab:
+    the outside reference pybpe's IDs are compared with.  The calling test is
+    skipped without tiktoken."""
+    tiktoken = pytest.importorskip("tiktoken")
+    import tiktoken.load
+
+    from pybpe import registry
+
+    if name not in _OFFLINE_TIKTOKEN:
+        filename, pat, specials, n_vocab = registry._BUILTIN[name]
+        path = os.path.join(os.path.dirname(registry.__file__), "data", filename)
+        ranks = tiktoken.load.load_tiktoken_bpe(path, expected_hash=registry._FILES[filename])
+        _OFFLINE_TIKTOKEN[name] = tiktoken.Encoding(name, pat_str=pat, mergeable_ranks=ranks,
+                                                    special_tokens=specials, explicit_n_vocab=n_vocab)
+    return _OFFLINE_TIKTOKEN[name]
+
+
 def pytest_configure(config):
     # Registered here as well as in pyproject.toml: CI also runs a copy of the
     # tests outside the source tree, where pyproject.toml is not read.

@@ -21,9 +21,8 @@ from hypothesis import strategies as st
 import pybpe
 from pybpe import _backend, _pyranks, _unicode, patterns
 from pybpe.encoding import Encoding
-from pybpe.formats import load_tiktoken_bpe
 from pybpe.registry import get_encoding, list_encoding_names
-from conftest import shakespeare
+from conftest import offline_tiktoken, shakespeare
 
 BACKENDS = _backend.available()
 DATA = os.path.join(os.path.dirname(os.path.abspath(pybpe.__file__)), "data")  # the installed package's rank files
@@ -34,20 +33,6 @@ PATTERNS = {"gpt2": patterns.GPT2, "cl100k_base": patterns.CL100K}
 @pytest.fixture(params=BACKENDS)
 def backend(request):
     return request.param
-
-
-_TIKTOKEN = {}
-
-
-def tiktoken_encoding(name):
-    """A tiktoken.Encoding built from pybpe's shipped rank file (no download)."""
-    tiktoken = pytest.importorskip("tiktoken")
-    if name not in _TIKTOKEN:
-        enc = get_encoding(name, backend="python")
-        _TIKTOKEN[name] = tiktoken.Encoding(name, pat_str=enc.pat_str,
-                                            mergeable_ranks=load_tiktoken_bpe(os.path.join(DATA, name + ".tiktoken")),
-                                            special_tokens=enc.special_tokens)
-    return _TIKTOKEN[name]
 
 
 def toy(backend, **kwargs):
@@ -153,7 +138,7 @@ def test_special_tokens(backend):
 
 
 def test_special_tokens_match_tiktoken(backend):
-    tk = tiktoken_encoding("cl100k_base")
+    tk = offline_tiktoken("cl100k_base")
     enc = get_encoding("cl100k_base", backend=backend)
     text = "x<|fim_prefix|><|fim_prefix|>y <|endoftext|>\n<|endofprompt|><|fim_suffix|"
     for allowed in ("all", {"<|endoftext|>"}, set()):
@@ -247,7 +232,7 @@ def test_registry_user_files(tmp_path, monkeypatch):
 @pytest.mark.parametrize("text", ["\ud83d\ude00", "a\ud800b", "\udc00", "x\ud83dy\ude00z", "\ud800\ud800"])
 def test_surrogates_like_tiktoken(backend, text):
     for name in NAMES:
-        tk = tiktoken_encoding(name)
+        tk = offline_tiktoken(name)
         enc = get_encoding(name, backend=backend)
         assert enc.encode(text) == tk.encode(text)
         assert enc.encode_ordinary(text) == tk.encode_ordinary(text)
@@ -265,7 +250,7 @@ def test_shakespeare_matches_tiktoken(backend, name):
     text = shakespeare()
     enc = get_encoding(name, backend=backend)
     ids = enc.encode_ordinary(text)
-    assert ids == tiktoken_encoding(name).encode_ordinary(text)
+    assert ids == offline_tiktoken(name).encode_ordinary(text)
     assert enc.decode(ids) == text
 
 
@@ -294,7 +279,7 @@ _text = st.lists(st.one_of(st.text(_chars, max_size=8), st.sampled_from(_TRICKY)
 @given(text=_text)
 def test_generated_text_matches_tiktoken(text):
     for name in NAMES:
-        tk = tiktoken_encoding(name)
+        tk = offline_tiktoken(name)
         expected = tk.encode(text, disallowed_special=())
         for backend in BACKENDS:
             enc = get_encoding(name, backend=backend)
@@ -406,7 +391,7 @@ def test_million_characters_like_tiktoken(backend):
         ids = enc.encode(text)
         assert enc.decode(ids) == text
         if backend == "c" or name == "gpt2":
-            assert ids == tiktoken_encoding(name).encode(text)
+            assert ids == offline_tiktoken(name).encode(text)
 
 
 def _no_space_text(n):

@@ -20,9 +20,8 @@ from hypothesis import strategies as st
 
 import pybpe
 from pybpe import _backend, model, registry
-from pybpe.formats import load_tiktoken_bpe
 from pybpe.registry import get_encoding, list_encoding_names
-from conftest import shakespeare
+from conftest import offline_tiktoken, shakespeare
 
 BACKENDS = _backend.available()
 DATA = os.path.join(os.path.dirname(os.path.abspath(pybpe.__file__)), "data")
@@ -34,24 +33,6 @@ DISTINCT = ["gpt2", "p50k_base", "cl100k_base", "o200k_base"]
 @pytest.fixture(params=BACKENDS)
 def backend(request):
     return request.param
-
-
-_TIKTOKEN = {}
-
-
-def tiktoken_encoding(name):
-    """tiktoken.Encoding for a built-in name, from pybpe's shipped rank file
-    and tiktoken's own loader (no download)."""
-    tiktoken = pytest.importorskip("tiktoken")
-    import tiktoken.load
-
-    if name not in _TIKTOKEN:
-        filename, pat, specials, n_vocab = registry._BUILTIN[name]
-        ranks = tiktoken.load.load_tiktoken_bpe(os.path.join(DATA, filename),
-                                                expected_hash=registry._FILES[filename])
-        _TIKTOKEN[name] = tiktoken.Encoding(name, pat_str=pat, mergeable_ranks=ranks, special_tokens=specials,
-                                            explicit_n_vocab=n_vocab)
-    return _TIKTOKEN[name]
 
 
 # -- the registry ---------------------------------------------------------------------
@@ -75,7 +56,7 @@ def test_builtin_encodings_are_tiktokens(name):
     n_vocab, n_special, token, token_id = EXPECTED[name]
     assert enc.name == name and enc.n_vocab == n_vocab and enc.max_token_value == n_vocab - 1
     assert len(enc.special_tokens) == n_special and enc.special_tokens[token] == token_id
-    tk = tiktoken_encoding(name)
+    tk = offline_tiktoken(name)
     assert enc.special_tokens == tk._special_tokens
     assert enc.n_vocab == tk.n_vocab and enc.eot_token == tk.eot_token
     assert enc.encode("hello world <|endoftext|>", allowed_special="all") == \
@@ -323,9 +304,9 @@ _SENTENCES = [
 def test_corpora_match_tiktoken(backend, name, kind):
     text = corpus(kind)
     enc = get_encoding(name, backend=backend)
-    expected = tiktoken_encoding(name).encode_ordinary(text)
+    expected = offline_tiktoken(name).encode_ordinary(text)
     assert enc.encode_ordinary(text) == expected
-    assert enc.encode(text, allowed_special="all") == tiktoken_encoding(name).encode(text, allowed_special="all")
+    assert enc.encode(text, allowed_special="all") == offline_tiktoken(name).encode(text, allowed_special="all")
     array = enc.encode_to_numpy(text, disallowed_special=())
     assert array.dtype.name == "uint32" and array.tolist() == expected
     assert enc.decode(expected) == text
@@ -336,7 +317,7 @@ def test_corpora_match_tiktoken(backend, name, kind):
 def test_all_of_shakespeare_matches_tiktoken(backend, name):
     # gpt2 and cl100k_base: tests/test_encoding.py
     text = shakespeare()
-    assert get_encoding(name, backend=backend).encode_ordinary(text) == tiktoken_encoding(name).encode_ordinary(text)
+    assert get_encoding(name, backend=backend).encode_ordinary(text) == offline_tiktoken(name).encode_ordinary(text)
 
 
 # -- parity on generated text: every Unicode category -------------------------------------
@@ -356,7 +337,7 @@ _text = st.lists(st.one_of(st.text(_chars, max_size=8), st.sampled_from(_TRICKY 
 @given(text=_text)
 def test_generated_text_matches_tiktoken(text):
     for name in DISTINCT + ["o200k_harmony"]:
-        tk = tiktoken_encoding(name)
+        tk = offline_tiktoken(name)
         expected = tk.encode(text, allowed_special="all")
         ordinary = tk.encode_ordinary(text)
         for backend in BACKENDS:
@@ -371,13 +352,13 @@ def test_generated_text_matches_tiktoken(text):
 @given(data=st.binary(max_size=24) | _text.map(lambda s: s.encode("utf-8")[:-1]))
 def test_encode_bytes_matches_tiktoken(data):
     for name in DISTINCT:
-        expected = tiktoken_encoding(name)._encode_bytes(data)
+        expected = offline_tiktoken(name)._encode_bytes(data)
         for backend in BACKENDS:
             enc = get_encoding(name, backend=backend)
             assert enc._encode_bytes(data) == expected
             assert enc.decode_bytes(expected) == data
             if data:  # tiktoken panics on an empty piece; pybpe gives []
-                assert enc._encode_single_piece(data) == tiktoken_encoding(name)._encode_single_piece(data)
+                assert enc._encode_single_piece(data) == offline_tiktoken(name)._encode_single_piece(data)
 
 
 def _unstable_like_tiktoken(enc, tk, text, **kwargs):
@@ -396,7 +377,7 @@ def _unstable_like_tiktoken(enc, tk, text, **kwargs):
                                   "naïve", "漢字", "'s", "a<|endoftext|>", "<|endoftext|>", "", "1234", "a\u3000"])
 @pytest.mark.parametrize("name", ["gpt2", "cl100k_base", "o200k_base"])
 def test_encode_with_unstable_matches_tiktoken(backend, name, text):
-    _unstable_like_tiktoken(get_encoding(name, backend=backend), tiktoken_encoding(name), text,
+    _unstable_like_tiktoken(get_encoding(name, backend=backend), offline_tiktoken(name), text,
                             allowed_special="all")
 
 
@@ -404,7 +385,7 @@ def test_encode_with_unstable_matches_tiktoken(backend, name, text):
 @given(text=st.text(st.sampled_from("ab é漢\n\t'1!"), max_size=6) | st.text(_chars, max_size=3))
 def test_generated_unstable_matches_tiktoken(text):
     for name in ["gpt2", "o200k_base"]:
-        _unstable_like_tiktoken(get_encoding(name), tiktoken_encoding(name), text, disallowed_special=())
+        _unstable_like_tiktoken(get_encoding(name), offline_tiktoken(name), text, disallowed_special=())
 
 
 def test_encode_with_unstable_checks_special_tokens():
@@ -422,7 +403,7 @@ def test_encode_single_token_takes_every_tokens_bytes(name):
     for token, i in enc.special_tokens.items():
         assert enc.encode_single_token(token.encode()) == enc.encode_single_token(token) == i
     ids = list(range(0, enc.n_vocab, 97)) + sorted(enc.special_tokens.values())
-    tk = tiktoken_encoding(name)
+    tk = offline_tiktoken(name)
     for i in ids:
         try:
             data = enc.decode_single_token_bytes(i)

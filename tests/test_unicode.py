@@ -11,7 +11,6 @@ alternative of the patterns, a few big strings per pattern.  Tests needing
 tiktoken skip when it is not installed.
 """
 import json
-import os
 import unicodedata
 import warnings
 
@@ -23,6 +22,7 @@ from pybpe import _backend, _unicode, patterns
 from pybpe.encoding import Encoding
 from pybpe.flavours import Flavour
 from pybpe.registry import get_encoding
+from conftest import offline_tiktoken
 
 BACKENDS = _backend.available()
 PRESETS = {"gpt2": patterns.GPT2, "cl100k_base": patterns.CL100K, "o200k_base": patterns.O200K}
@@ -35,19 +35,6 @@ assert len(SCALARS) == 1_112_064
 @pytest.fixture(params=BACKENDS)
 def backend(request):
     return request.param
-
-
-_TIKTOKEN = {}
-
-
-def tiktoken_encoding(name):
-    """tiktoken's Encoding for a preset, from pybpe's shipped rank file."""
-    tiktoken = pytest.importorskip("tiktoken")
-    if name not in _TIKTOKEN:
-        enc = get_encoding(name, backend="python")
-        _TIKTOKEN[name] = tiktoken.Encoding(name, pat_str=enc.pat_str, mergeable_ranks=enc.mergeable_ranks,
-                                            special_tokens={})
-    return _TIKTOKEN[name]
 
 
 def tiktoken_members(pattern, text=SCALARS):
@@ -65,12 +52,12 @@ def test_unassigned_letter_before_s_like_tiktoken(backend):
     # tiktoken's Unicode 16: "X's" is [X'][s], not [X]['s].
     enc = get_encoding("gpt2", backend=backend)
     assert enc.encode("\U0003d000's") == [172, 121, 222, 222, 6, 82]
-    assert enc.encode("\U0003d000's") == tiktoken_encoding("gpt2").encode("\U0003d000's")
+    assert enc.encode("\U0003d000's") == offline_tiktoken("gpt2").encode("\U0003d000's")
 
 
 @pytest.mark.parametrize("name", sorted(PRESETS))
 def test_named_code_points_like_tiktoken(backend, name):
-    enc, tk = get_encoding(name, backend=backend), tiktoken_encoding(name)
+    enc, tk = get_encoding(name, backend=backend), offline_tiktoken(name)
     for c in NAMED:
         for text in [c, c + "'s", "a" + c + "b", " " + c, "1" + c + "2", "A" + c + "a", c + "  x", "\n" + c,
                      "\u0295" + c + "\u0295"]:  # U+0295: Ll in Unicode 16, Lo in 17
@@ -188,7 +175,7 @@ def _sample(step):
 def test_code_points_in_context_like_tiktoken(backend, name):
     # A quick pass on both backends: IDs against tiktoken.
     text = _contexts(_sample(64))
-    assert get_encoding(name, backend=backend).encode_ordinary(text) == tiktoken_encoding(name).encode_ordinary(text)
+    assert get_encoding(name, backend=backend).encode_ordinary(text) == offline_tiktoken(name).encode_ordinary(text)
 
 
 @pytest.mark.slow
@@ -201,7 +188,7 @@ def test_every_code_point_in_context_like_tiktoken(name):
     # and its IDs by test_code_points_in_context_like_tiktoken.
     if "c" not in BACKENDS:
         pytest.skip("the C backend is not built")
-    tk, enc = tiktoken_encoding(name), get_encoding(name, backend="c")
+    tk, enc = offline_tiktoken(name), get_encoding(name, backend="c")
     text = _contexts(SCALARS)
     step = len(text) // 16 + 1
     chunks = [text[k:k + step] for k in range(0, len(text), step)]
@@ -213,7 +200,7 @@ def test_every_code_point_in_context_like_tiktoken(name):
 def test_surrogates_in_context_like_tiktoken(backend, name):
     # Lone surrogates become U+FFFD and pairs the character they spell, in
     # every context, as tiktoken does.
-    tk, enc = tiktoken_encoding(name), get_encoding(name, backend=backend)
+    tk, enc = offline_tiktoken(name), get_encoding(name, backend=backend)
     lone = [chr(cp) for cp in range(0xD800, 0xE000)]
     pairs = [chr(hi) + chr(lo) for hi in range(0xD800, 0xDC00, 37) for lo in range(0xDC00, 0xE000, 41)]
     for chars in (lone, pairs):
