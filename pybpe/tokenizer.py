@@ -439,13 +439,17 @@ class BPETokenizer(Tokenizer):
         state = self._require_trained()
         flavour = self.flavour
         tokens = state.symtab.tokens()
+        # Character tokens are written as text, except where a token holds a
+        # lone surrogate: JSON reads the escapes of a high surrogate followed
+        # by a low one as the single character they pair into, so then every
+        # token is written as its bytes, one latin-1 character per byte.
+        as_bytes = flavour.byte_level or any(_has_surrogate(flavour.from_bytes(t)) for t in tokens)
         document = {
             "format": FORMAT_NAME,
             "version": FORMAT_VERSION,
             "config": self.config(),
-            "token_encoding": "latin-1" if flavour.byte_level else "utf-8",
-            "vocab": [t.decode("latin-1") if flavour.byte_level else flavour.from_bytes(t)
-                      for t in tokens],
+            "token_encoding": "latin-1" if as_bytes else "utf-8",
+            "vocab": [t.decode("latin-1") if as_bytes else flavour.from_bytes(t) for t in tokens],
             "merges": [[a, b] for a, b, _ in state.merge_ids],
             "merge_counts": list(state.merge_counts),
             "unicode_version": self._unicode_version(),
@@ -588,10 +592,19 @@ def _from_document(doc, path, backend):
     if pattern is not None and not _bounded.is_trusted(pattern.pattern):
         tok.flavour.pattern = _bounded.BoundedPattern(pattern, path)  # a pattern from the file
     flavour = tok.flavour
+    token_encoding = doc.get("token_encoding", "latin-1" if flavour.byte_level else "utf-8")
+    if token_encoding not in ("latin-1", "utf-8") or (flavour.byte_level and token_encoding != "latin-1"):
+        fail("\"token_encoding\" must be \"latin-1\" (tokens as bytes) or, for character tokens, "
+             "\"utf-8\", not %s" % reprlib.repr(token_encoding))
     try:
-        tokens = [t.encode("latin-1") if flavour.byte_level else flavour.to_bytes(t) for t in vocab]
+        tokens = [t.encode("latin-1") if token_encoding == "latin-1" else flavour.to_bytes(t) for t in vocab]
     except UnicodeEncodeError:
-        fail("a byte-level vocab entry is not a latin-1 string of bytes")
+        fail("a vocab entry is not a latin-1 string of bytes, as \"token_encoding\" says")
+    if not flavour.byte_level and token_encoding == "latin-1":
+        try:
+            vocab = [flavour.from_bytes(t) for t in tokens]
+        except UnicodeDecodeError:
+            fail("a character vocab entry is not UTF-8 (lone surrogates allowed)")
     if len(set(tokens)) != len(tokens):
         fail("\"vocab\" has duplicate entries")
     if flavour.byte_level and tokens[:256] != [bytes([b]) for b in range(256)]:
@@ -642,10 +655,16 @@ def _check_unicode_version(saved, running, path, fail):
             "other words" % (path, saved, running)), stacklevel=4)
 
 
+def _has_surrogate(text):
+    """Whether `text` holds a code point of U+D800..U+DFFF."""
+    return not text.isascii() and any("\ud800" <= c <= "\udfff" for c in text)
+
+
 def _dump_json(document):
     """JSON with the header on top and one vocab entry / merge per line, so a
-    model file reads (and greps, and diffs) well.  ASCII-only: lone surrogates
-    in character tokens are written as \\udXXX escapes."""
+    model file reads (and greps, and diffs) well.  ASCII-only (non-ASCII as
+    \\uXXXX escapes); a vocab holding lone surrogates is written as bytes
+    instead (see save)."""
     fields = []
     for key, value in document.items():
         if isinstance(value, list):

@@ -202,6 +202,34 @@ def test_save_load_round_trip(tmp_path, backend, name):
     assert json.loads(path.read_text(encoding="utf-8"))["version"] == 1
 
 
+@pytest.mark.parametrize("name", sorted(FLAVOURS))
+def test_save_load_keeps_lone_surrogates_apart(tmp_path, backend, name):
+    # A token made of a lone high and a lone low surrogate is two characters;
+    # JSON spells it as the escape pair of U+3B05C, one character.  The model
+    # file must keep them apart (found by make fuzz: the file did not load).
+    tok = pybpe.BPETokenizer(vocab_size=100, backend=backend, **FLAVOURS[name])
+    tok.train(["\ud8ec\udc5c \ud8ec\udc5c \U0003b05c"])
+    path = tmp_path / "tok.json"
+    tok.save(path)
+    again = pybpe.load(path, backend=backend)
+    assert again.vocab == tok.vocab and again.merges == tok.merges
+    for text in ["\ud8ec\udc5c", "\U0003b05c", "\ud8ec\udc5c \U0003b05c"]:
+        assert again.encode(text) == tok.encode(text)
+
+
+def test_load_refuses_an_unknown_token_encoding(tmp_path, backend):
+    tok = pybpe.BPETokenizer(vocab_size=30, backend=backend)
+    tok.train(["low lower newest widest"])
+    path = tmp_path / "tok.json"
+    tok.save(path)
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    for bad in ["utf-16", 7]:
+        doc["token_encoding"] = bad
+        path.write_text(json.dumps(doc), encoding="utf-8")
+        with pytest.raises(pybpe.FormatError, match="token_encoding"):
+            pybpe.load(path, backend=backend)
+
+
 def test_save_is_atomic(tmp_path, backend, monkeypatch):
     tok = chapter(backend, 25)
     path = tmp_path / "tok.json"
