@@ -4,7 +4,8 @@ Same names, arguments and results as pybpe._pycore (docs/backends.md); this
 file only converts, validates and maps errors.  Arguments are checked here,
 before C sees them (the C core never trusts Python to be careful, but a
 clear TypeError/ValueError naming the bad item is Python's job); C status
-codes become exceptions in one place, `_check`; C objects are freed by
+codes become exceptions in one place, errors.raise_for_status (through
+`_check`); C objects are freed by
 `ffi.gc`.  Lists cross the boundary in one conversion each
 (`ffi.new("uint32_t[]", list)`, `ffi.unpack`), never element by element.
 cffi releases the GIL around every C call, so long encodes and training
@@ -14,7 +15,7 @@ from array import array
 from itertools import accumulate, chain
 
 from pybpe._bpe_c import ffi, lib
-from pybpe.errors import COUNT_OVERFLOW
+from pybpe.errors import raise_for_status
 
 __all__ = [
     "NO_SYMBOL", "SymbolTable", "WordTable", "count_pairs", "find_best_pair",
@@ -26,20 +27,10 @@ _MAX_U64 = 2**64 - 1
 _MAX_SIZE = 2**(8 * ffi.sizeof("size_t")) - 1
 _RUN_CHUNK = 4096  # merges fetched per bpe_trainer_run call
 
-_ERRORS = {
-    lib.BPE_ENOMEM: (MemoryError, "out of memory"),
-    lib.BPE_EINVAL: (ValueError, "invalid argument"),
-    lib.BPE_ETOOBIG: (OverflowError, "a size does not fit the core's 32-bit indices"),
-    lib.BPE_EOVERFLOW: (OverflowError, COUNT_OVERFLOW),
-}
-
 
 def _check(status, what):
-    """Turn a C status into an exception (the one place that does)."""
-    if status < 0:
-        cls, message = _ERRORS.get(status, (RuntimeError, "C core status %d" % status))
-        raise cls("%s: %s" % (what, message))
-    return status
+    """Turn a C status into an exception (errors.raise_for_status, shared with _cranks)."""
+    return raise_for_status(status, what, lib)
 
 
 def _check_int(value, name, low, high):

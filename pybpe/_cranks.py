@@ -12,23 +12,16 @@ from array import array
 from itertools import accumulate
 
 from ._bpe_c import ffi, lib
+from .errors import raise_for_status
 
 HEAP_THRESHOLD = lib.BPE_RANKS_HEAP_THRESHOLD
 
-# Status codes of csrc/bpe.h (mirrored here so this file does not depend on
-# which .cdef declares them).
-_OK, _ENOMEM, _EINVAL, _ETOOBIG = 0, -1, -2, -3
-
 
 def _check(status, what):
-    if status == _OK:
-        return
-    if status == _ENOMEM:
-        raise MemoryError("out of memory in %s" % what)
-    if status == _ETOOBIG:
-        raise OverflowError("%s: too large for the C core's 32-bit indices" % what)
-    raise ValueError("%s: invalid input (for encoding: a byte of the text has no token in "
-                     "this vocabulary)" % what)
+    # The one status -> exception map (shared with _ccore); BPE_EINVAL from
+    # an encode means a byte without a token.
+    raise_for_status(status, what, lib, "invalid input (for encoding: a byte of the text "
+                     "has no token in this vocabulary)")
 
 
 def _u32(values):
@@ -101,7 +94,7 @@ def _marshal_lists(out, ends, n_lists):
     stream = _new_uninit("unsigned char[]", size)
     length = ffi.new("size_t *")
     status = lib.bpe_idlists_marshal(out, ends, n_lists, stream, length)
-    if status == _ETOOBIG:
+    if status == lib.BPE_ETOOBIG:
         return None
     _check(status, "building the ID lists")
     return marshal.loads(ffi.buffer(stream, length[0]))

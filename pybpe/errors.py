@@ -9,9 +9,34 @@ cores raise when a word or pair count would pass 2**64 - 1 (C's
 BPE_EOVERFLOW), kept here so the two spellings cannot drift apart.  One
 warning: UnicodeVersionWarning, for a model trained with other Unicode
 tables than the running ones.
+
+raise_for_status is the one map from a C status code (csrc/bpe.h's BPE_E*)
+to a Python exception, used by both cffi wrappers (_ccore, _cranks).  It
+reads the codes from the compiled library it is given, so this module never
+imports the extension (pybpe works without it) and no number is copied.
 """
 
 COUNT_OVERFLOW = "a count would pass 2**64 - 1 (counts are 64-bit and never wrap around)"
+
+TOO_BIG = "a size does not fit the core's 32-bit indices"
+
+
+def raise_for_status(status, what, lib, invalid="invalid argument"):
+    """Return a C status that is not an error (>= 0); raise for the others.
+
+    `lib` is the compiled library (it holds the BPE_E* codes), `what` names
+    the call for the message, `invalid` says what BPE_EINVAL means there.
+    """
+    if status >= 0:
+        return status
+    errors = {
+        lib.BPE_ENOMEM: (MemoryError, "out of memory"),
+        lib.BPE_EINVAL: (ValueError, invalid),
+        lib.BPE_ETOOBIG: (OverflowError, TOO_BIG),
+        lib.BPE_EOVERFLOW: (OverflowError, COUNT_OVERFLOW),
+    }
+    cls, message = errors.get(status, (RuntimeError, "C core status %d" % status))
+    raise cls("%s: %s" % (what, message))
 
 
 class FormatError(ValueError):
