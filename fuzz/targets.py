@@ -619,7 +619,7 @@ def target_train(data):
         tok.train(corpus)
         toks.append(tok)
         long_probe = " ".join([probe] * 20 + corpus)
-        results.append((tok.vocab, tok.merges, tok._merge_counts, tok.encode(probe), tok.encode(long_probe),
+        results.append((tok.vocab, tok.merges, tok.merge_counts, tok.encode(probe), tok.encode(long_probe),
                         [tok.encode(t) for t in corpus], tok.encode_batch(corpus, num_threads=2)))
     for b, other in zip(BACKENDS[1:], results[1:]):
         for part, x, y in zip(("vocab", "merges", "merge counts", "encode(probe)", "encode(long probe)",

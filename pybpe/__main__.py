@@ -49,7 +49,7 @@ def demo(args):
     print("trained    %d tokens (%d base + %d merges) in %.3f s"
           % (tok.vocab_size, tok.vocab_size - len(tok.merges), len(tok.merges), seconds))
     print("first merges (pair -> count):")
-    for (a, b), n in list(zip(tok.merges, tok._merge_counts))[:8]:
+    for (a, b), n in list(zip(tok.merges, tok.merge_counts))[:8]:
         print("   %-12r + %-12r  %6d" % (a, b, n))
     longest = sorted(tok.vocab, key=len, reverse=True)[:6]
     print("longest tokens: %s" % ", ".join(repr(t) for t in longest))

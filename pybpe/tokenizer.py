@@ -131,8 +131,9 @@ class BPETokenizer(Tokenizer):
         return self._state.id_to_token
 
     @property
-    def _merge_counts(self):
-        """The count each merge had when it was chosen (by rank)."""
+    def merge_counts(self):
+        """The count each merge had when it was chosen, by rank (a list of int,
+        parallel to `merges`; 0 for merges from a file that did not record it)."""
         return self._state.merge_counts
 
     @property

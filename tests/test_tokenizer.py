@@ -88,7 +88,7 @@ def test_underscore_marker_min_frequency(backend):
     vocab, merges = reference.learn(words, base, 1000, min_frequency=2)
     assert tok.merges == merges and tok.vocab == vocab
     assert tok.merges[:3] == [("e", "s"), ("es", "t"), ("est", "_")]
-    assert min(tok._merge_counts) >= 2
+    assert min(tok.merge_counts) >= 2
 
 
 def test_leading_space_trace(backend):
@@ -140,7 +140,7 @@ def test_every_backend_equals_reference(name, corpus, vocab_size, probe):
     for backend in BACKENDS:
         tok = pybpe.BPETokenizer(vocab_size=vocab_size, backend=backend, **options)
         tok.train(corpus)
-        results.append((tok.vocab, tok.merges, tok._merge_counts, tok.encode(probe),
+        results.append((tok.vocab, tok.merges, tok.merge_counts, tok.encode(probe),
                         [tok.encode(t) for t in corpus]))
     counts = tok.count_words(corpus)
     words, base = _reference_input(tok.flavour, counts)
@@ -169,7 +169,7 @@ def test_shakespeare_c_equals_python_at_1000_merges(shakespeare_text):
         toks.append(tok)
     c, py = toks
     assert len(c.merges) == 1000
-    assert c.merges == py.merges and c.vocab == py.vocab and c._merge_counts == py._merge_counts
+    assert c.merges == py.merges and c.vocab == py.vocab and c.merge_counts == py.merge_counts
     sample = "\n".join(lines[5000:6000])
     assert c.encode(sample) == py.encode(sample)
 

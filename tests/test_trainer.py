@@ -131,7 +131,7 @@ def test_list_generator_and_file_agree(tmp_path, backend):
                 tok.train(f)
         else:
             tok.train(corpus)
-        results.append((tok.vocab, tok.merges, tok._merge_counts))
+        results.append((tok.vocab, tok.merges, tok.merge_counts))
     assert results[0] == results[1] == results[2]
 
 
@@ -219,7 +219,7 @@ def test_c_and_python_backends_identical(options):
         tok = pybpe.BPETokenizer(vocab_size=400, backend=backend, **options)
         counts = tok.count_words(CORPUS)
         tok.train(CORPUS)
-        results.append((counts, tok.vocab, tok.merges, tok._merge_counts,
+        results.append((counts, tok.vocab, tok.merges, tok.merge_counts,
                         tok.encode(CORPUS[0] + CORPUS[1])))
         tok.train_from_counts(counts)
         assert (tok.vocab, tok.merges) == results[-1][1:3]
@@ -235,7 +235,7 @@ def test_counts_with_empty_and_zero_words(backend):
     for options, first, count in expected:
         tok = pybpe.BPETokenizer(vocab_size=300, backend=backend, **options)
         tok.train_from_counts({"": 3, "ab": 0, "abab": 2})
-        assert (tok.merges[0], tok._merge_counts[0]) == (first, count)
+        assert (tok.merges[0], tok.merge_counts[0]) == (first, count)
 
 
 # -- options --------------------------------------------------------------------------------
@@ -267,12 +267,12 @@ def test_max_token_length_in_bytes_at_byte_level(backend):
 def test_min_frequency_respected(backend, min_frequency):
     tok = pybpe.BPETokenizer(vocab_size=1000, min_frequency=min_frequency, backend=backend)
     tok.train(CORPUS)
-    assert all(c >= min_frequency for c in tok._merge_counts)
+    assert all(c >= min_frequency for c in tok.merge_counts)
     free = pybpe.BPETokenizer(vocab_size=1000, backend=backend)
     free.train(CORPUS)
     n = len(tok.merges)
     assert tok.merges == free.merges[:n]  # the same run, stopped where counts fall below
-    assert n == len(free.merges) or free._merge_counts[n] < min_frequency
+    assert n == len(free.merges) or free.merge_counts[n] < min_frequency
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -284,7 +284,7 @@ def test_progress_writes_a_line_and_changes_nothing(capsys, backend):
     loud.train(CORPUS, progress=True)
     err = capsys.readouterr().err
     assert "merges %d/" % len(loud.merges) in err and err.endswith("\n")
-    assert (loud.vocab, loud.merges, loud._merge_counts) == (quiet.vocab, quiet.merges, quiet._merge_counts)
+    assert (loud.vocab, loud.merges, loud.merge_counts) == (quiet.vocab, quiet.merges, quiet.merge_counts)
 
 
 # -- Shakespeare against the reference's fixture ------------------------------------------

@@ -47,7 +47,7 @@ def rank_table(tok, corpus=CORPUS):
     for word, freq in tok.count_words(corpus).items():
         words.add([ids[unit] for unit in tok.flavour.units(word)], freq)
     rows = []
-    for rank, ((left, right), count) in enumerate(zip(tok.merges, tok._merge_counts)):
+    for rank, ((left, right), count) in enumerate(zip(tok.merges, tok.merge_counts)):
         new_id = ids[left + right]
         changed = core.merge_pair(words, ids[left], ids[right], new_id)
         rows.append((rank, (left, right), count, new_id, changed))
