@@ -473,7 +473,9 @@ def test_cli_sigterm_leaves_no_temp(tmp_path):
     child = subprocess.Popen([sys.executable, "-c", SIGTERM_CHILD, "train", str(corpus), "-o", str(out),
                               "--vocab-size", "60", "-q"], stderr=subprocess.PIPE)
     try:
-        assert child.stderr.readline() == b"writing\n"
+        # (without the C extension a RuntimeWarning comes first: skip such lines)
+        lines = iter(child.stderr.readline, b"")
+        assert b"writing\n" in lines
         assert len(os.listdir(tmp_path)) == 3  # corpus, model, the temporary file
         child.send_signal(signal.SIGTERM)
         child.wait(30)
