@@ -295,3 +295,31 @@ def test_encode_file_atomic_and_progress(tmp_path, capsys):
     get_encoding("gpt2").encode_file(src, out, progress=True, chunk_size=100)
     err = capsys.readouterr().err
     assert "100.0%" in err and err.endswith("\n")
+
+
+# -- large vocabularies: the filters in front of the token and pair tables -----------
+
+def _filtered_vocabulary():
+    # More than 4,096 tokens, so the C table builds its token and pair
+    # filters (and byte-pair array); letters a..p make every one- to
+    # three-letter string a token (ranks shuffled), q..z make pieces whose
+    # pairs mostly do not exist -- the answers the filters give without a probe.
+    import itertools
+    import random
+    letters = "abcdefghijklmnop"
+    multi = ["".join(t).encode() for n in (2, 3) for t in itertools.product(letters, repeat=n)]
+    multi += [b"qr", b"qrs", b"zz", b"zzz", b"azq"]
+    random.Random(10).shuffle(multi)
+    return [bytes([b]) for b in range(256)] + multi
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text("abcdefghijklmnopqrsz", min_size=1, max_size=24), min_size=1, max_size=20))
+def test_large_vocabulary_filters_keep_results(pieces):
+    from pybpe import _pyranks
+    c_table = _cranks().RankTable(_LARGE_TOKENS, range(len(_LARGE_TOKENS)))
+    py_table = _pyranks.RankTable(_LARGE_TOKENS, range(len(_LARGE_TOKENS)))
+    assert c_table.encode_pieces(pieces) == py_table.encode_pieces(pieces)
+
+
+_LARGE_TOKENS = _filtered_vocabulary()
