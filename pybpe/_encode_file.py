@@ -50,7 +50,7 @@ def _dtype_name(dtype, n_vocab):
     return name
 
 
-def _typecode(code, size):
+def typecode(code, size):
     # array typecodes are C types; pick the one of the right width here.
     for c in (code, "I", "L", "H"):
         if array(c).itemsize == size:
@@ -116,21 +116,24 @@ class _Progress:
         sys.stderr.flush()
 
 
-def encode_file(enc, path, out_path, *, document_separator=None, dtype=None, append_eot=True,
-                progress=False, chunk_size=1 << 22):
-    """See Encoding.encode_file."""
+def encode_file(enc, encode_array, path, out_path, *, document_separator=None, dtype=None,
+                append_eot=True, progress=False, chunk_size=1 << 22):
+    """See Encoding.encode_file.  `enc` is read through its public API only;
+    `encode_array(text, itemsize)` is the encoding's fastest path to an
+    array of IDs (Encoding passes its own, so this module never imports
+    encoding: no cycle)."""
     if document_separator is not None and (not isinstance(document_separator, str) or not document_separator):
         raise ValueError("document_separator must be a non-empty str or None")
     if not isinstance(chunk_size, int) or chunk_size < 1:
         raise ValueError("chunk_size must be a positive int")
     name = _dtype_name(dtype, enc.n_vocab)
-    code = _typecode(*_DTYPES[name][:2])
+    code = typecode(*_DTYPES[name][:2])
     eot = enc.eot_token if append_eot else None
     bar = _Progress(os.path.getsize(path), progress)
     written = 0
     with open(path, "rb") as f, atomic_output(out_path, inputs=(path,)) as out:
         for text, ends_document in _parts(f, document_separator, chunk_size, bar):
-            ids = _encode_array(enc, text, _DTYPES[name][1])
+            ids = encode_array(text, _DTYPES[name][1])
             if ends_document and eot is not None:
                 ids.append(eot)
             if ids.typecode != code:
@@ -140,13 +143,3 @@ def encode_file(enc, path, out_path, *, document_separator=None, dtype=None, app
         bar(os.path.getsize(path), final=True)
     return written
 
-
-def _encode_array(enc, text, itemsize):
-    # The C backend writes IDs straight into an array of the file's width
-    # (no Python int per ID).
-    from .encoding import _fix_surrogates
-
-    table = enc._table
-    if enc._preset is not None and hasattr(table, "encode_to_buffer"):
-        return table.encode_to_buffer(_fix_surrogates(text).encode("utf-8"), enc._preset, itemsize)
-    return array(_typecode("I", 4), enc.encode_ordinary(text))

@@ -17,11 +17,13 @@ users call (_encode_bytes, _encode_single_piece, _encode_only_native_bpe).
 """
 import bisect
 import functools
+from array import array
 from concurrent.futures import ThreadPoolExecutor
 
 import regex
 
 from . import _backend, _bounded, _unicode, patterns
+from ._encode_file import encode_file as _encode_file, typecode as _typecode
 from .specials import special_regex
 
 _ALL = "all"
@@ -669,11 +671,17 @@ class Encoding:
         stream, and out_path naming the input file (through links too) is a
         ValueError.  Returns the number of IDs written.
         """
-        from . import _encode_file
+        return _encode_file(self, self._encode_array, path, out_path,
+                            document_separator=document_separator, dtype=dtype,
+                            append_eot=append_eot, progress=progress, chunk_size=chunk_size)
 
-        return _encode_file.encode_file(self, path, out_path, document_separator=document_separator,
-                                        dtype=dtype, append_eot=append_eot, progress=progress,
-                                        chunk_size=chunk_size)
+    def _encode_array(self, text, itemsize):
+        # encode_ordinary as an array.array for encode_file: the C backend
+        # writes IDs straight into an array of the file's width (no Python
+        # int per ID).
+        if self._preset is not None and hasattr(self._table, "encode_to_buffer"):
+            return self._table.encode_to_buffer(_fix_surrogates(text).encode("utf-8"), self._preset, itemsize)
+        return array(_typecode("I", 4), self.encode_ordinary(text))
 
     # -- decoding -------------------------------------------------------------
     def decode_bytes(self, tokens):

@@ -301,7 +301,6 @@ class Boom(Exception):
 @pytest.mark.parametrize("error", [Boom, KeyboardInterrupt])
 def test_exception_mid_encode_file_leaves_old_file_and_no_temp(tmp_path, backend, temp_kind,
                                                                monkeypatch, error):
-    from pybpe import _encode_file
 
     enc = small_tokenizer(backend).to_encoding()
     src = tmp_path / "in.txt"
@@ -309,7 +308,7 @@ def test_exception_mid_encode_file_leaves_old_file_and_no_temp(tmp_path, backend
     out = tmp_path / "out.bin"
     out.write_bytes(b"old")
     calls = []
-    real = _encode_file._encode_array
+    real = type(enc)._encode_array
 
     def failing(*args):
         calls.append(1)
@@ -317,7 +316,7 @@ def test_exception_mid_encode_file_leaves_old_file_and_no_temp(tmp_path, backend
             raise error()
         return real(*args)
 
-    monkeypatch.setattr(_encode_file, "_encode_array", failing)
+    monkeypatch.setattr(type(enc), "_encode_array", failing)
     with pytest.raises(error):
         enc.encode_file(src, out, chunk_size=64)
     assert out.read_bytes() == b"old"
@@ -350,17 +349,18 @@ def test_missing_folder_error_names_the_destination(writer, temp_kind):
 CHILD = r"""
 import sys, time
 import pybpe
-from pybpe import _atomic, _encode_file
+from pybpe import _atomic
+from pybpe.encoding import Encoding
 _atomic._TMPFILE = {tmpfile}
 tok = pybpe.BPETokenizer(vocab_size=280, byte_level=True, pretokenizer="gpt2",
                          special_tokens=["<|endoftext|>"], backend={backend!r})
 tok.train({corpus!r})
-real = _encode_file._encode_array
+real = Encoding._encode_array
 def slow(*args):
     print("writing", flush=True)  # the parent kills us now
     time.sleep(0.05)
     return real(*args)
-_encode_file._encode_array = slow
+Encoding._encode_array = slow
 tok.to_encoding().encode_file({src!r}, {out!r}, chunk_size=64)
 """
 
