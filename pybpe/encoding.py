@@ -797,6 +797,12 @@ class Encoding:
         """A copy of {special token str: ID}."""
         return dict(self._special_tokens)
 
+    @property
+    def lookup_whole_piece(self):
+        """True when a piece that is a whole token is looked up before merging
+        (tiktoken's rule; see the constructor)."""
+        return self._lookup_whole_piece
+
 
 def _check_ranks(ranks):
     if not isinstance(ranks, dict):

@@ -187,7 +187,7 @@ def merges_from_ranks(ranks):
 
 
 def _encoding_merges(enc):
-    return enc.merges if enc.merges is not None else merges_from_ranks(enc._mergeable_ranks)
+    return enc.merges if enc.merges is not None else merges_from_ranks(enc.mergeable_ranks)
 
 
 def _load_json(path, data=None):
@@ -320,9 +320,9 @@ def dump_gpt2_bpe(enc, vocab_path, merges_path):
     if same_file(vocab_path, merges_path):
         raise ValueError("vocab_path and merges_path are the same file (%s): the merges would "
                          "replace the vocabulary" % os.fspath(merges_path))
-    decoder = {i: t for t, i in enc._mergeable_ranks.items()}
-    vocab = {token_to_unicode(t): i for t, i in sorted(enc._mergeable_ranks.items(), key=lambda x: x[1])}
-    vocab.update(enc._special_tokens)
+    decoder = {i: t for t, i in enc.mergeable_ranks.items()}
+    vocab = {token_to_unicode(t): i for t, i in sorted(enc.mergeable_ranks.items(), key=lambda x: x[1])}
+    vocab.update(enc.special_tokens)
     lines = ["#version: 0.2"]
     for left, right in _encoding_merges(enc):
         lines.append("%s %s" % (token_to_unicode(decoder[left]), token_to_unicode(decoder[right])))
@@ -494,13 +494,13 @@ def dump_hf_tokenizer(enc, path):
     An Encoding built from ranks (tiktoken's rule) gets merges_from_ranks and
     `ignore_merges: true`, HF's switch for tiktoken's whole-piece lookup.
     """
-    decoder = {i: t for t, i in enc._mergeable_ranks.items()}
-    vocab = {token_to_unicode(t): i for t, i in sorted(enc._mergeable_ranks.items(), key=lambda x: x[1])}
+    decoder = {i: t for t, i in enc.mergeable_ranks.items()}
+    vocab = {token_to_unicode(t): i for t, i in sorted(enc.mergeable_ranks.items(), key=lambda x: x[1])}
     merges = [[token_to_unicode(decoder[a]), token_to_unicode(decoder[b])] for a, b in _encoding_merges(enc)]
     # Special tokens go in the model's vocab too (as in GPT-2's own
     # tokenizer.json): HF gives an added token that the model does not know
     # the next free ID, ignoring the one written in added_tokens.
-    vocab.update(enc._special_tokens)
+    vocab.update(enc.special_tokens)
     byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}
     if enc.pat_str == _WHOLE_TEXT:
         pre = byte_level
@@ -516,14 +516,14 @@ def dump_hf_tokenizer(enc, path):
         "added_tokens": [
             {"id": i, "content": s, "single_word": False, "lstrip": False, "rstrip": False,
              "normalized": False, "special": True}
-            for s, i in sorted(enc._special_tokens.items(), key=lambda x: x[1])],
+            for s, i in sorted(enc.special_tokens.items(), key=lambda x: x[1])],
         "normalizer": None,
         "pre_tokenizer": pre,
         "post_processor": None,
         "decoder": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True},
         "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
                   "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False,
-                  "ignore_merges": bool(enc._lookup_whole_piece), "vocab": vocab, "merges": merges},
+                  "ignore_merges": bool(enc.lookup_whole_piece), "vocab": vocab, "merges": merges},
     }
     atomic_write(path, json.dumps(doc, ensure_ascii=False, indent=1).encode("utf-8"))
 

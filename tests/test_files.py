@@ -301,7 +301,6 @@ class Boom(Exception):
 @pytest.mark.parametrize("error", [Boom, KeyboardInterrupt])
 def test_exception_mid_encode_file_leaves_old_file_and_no_temp(tmp_path, backend, temp_kind,
                                                                monkeypatch, error):
-
     enc = small_tokenizer(backend).to_encoding()
     src = tmp_path / "in.txt"
     src.write_text(TEXT, encoding="utf-8")
