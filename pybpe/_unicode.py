@@ -35,6 +35,8 @@ from array import array
 
 import regex
 
+from . import _asciisplit, patterns
+
 # The classes, in the order of their numbers in the generated tables (0 is
 # "other": none of these).  Each pattern reads the same in tiktoken's engine
 # and in the `regex` module; they are disjoint.
@@ -103,7 +105,7 @@ def regex_version():
 
 def tiktoken_version():
     """The Unicode version pybpe's preset tables follow (tiktoken's)."""
-    from . import _unicode_data
+    from . import _unicode_data  # late: large generated tables, loaded only when asked for
 
     return _unicode_data.UNICODE_VERSION
 
@@ -112,7 +114,6 @@ def unicode_version(pattern):
     """The Unicode version a pre-tokenizer cuts words with: tiktoken's for
     the presets (patterns.ASCII_TWINS holds their exact strings), the `regex`
     module's for any other pattern, Python's for str.split() (pattern None)."""
-    from . import patterns
 
     if pattern is None:
         return unicodedata.unidata_version
@@ -130,7 +131,7 @@ def all_code_points():
 def tiktoken_classes():
     """bytearray: the class number (index in NAMES) of every code point, as
     tiktoken sees it (from the generated pybpe/_unicode_data.py)."""
-    from . import _unicode_data
+    from . import _unicode_data  # late: large generated tables, loaded only when asked for
 
     table = bytearray(0x110000)
     for first, last, cls in _unicode_data.RANGES:
@@ -248,7 +249,6 @@ def preset_splitter(pattern_string):
     tiktoken's pieces, fast: ASCII stretches go to the pattern's `re` twin
     (pybpe/_asciisplit.py), the rest to split().  None for any other string.
     """
-    from . import _asciisplit, patterns
 
     twin = patterns.ASCII_TWINS.get(pattern_string)
     if twin is None:

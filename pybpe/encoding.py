@@ -23,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 import regex
 
 from . import _backend, _bounded, _unicode, patterns
+from ._pyranks import byte_pair_merge
 from ._encode_file import encode_file as _encode_file, typecode as _typecode
 from .specials import special_regex
 
@@ -63,10 +64,10 @@ def _slice_bounds(lengths, num_threads):
 def _ranks_module(backend):
     """pybpe._cranks or pybpe._pyranks for a backend name (see _backend.resolve)."""
     if _backend.resolve(backend) == "c":
-        from . import _cranks
+        from . import _cranks  # late: the C extension is optional (absent without a compiler)
 
         return _cranks
-    from . import _pyranks
+    from . import _pyranks  # (imported at the top too, for byte_pair_merge)
 
     return _pyranks
 
@@ -253,6 +254,8 @@ class Encoding:
 
     def __setstate__(self, state):
         if "registered_as" in state:
+            # late: the registry (and the file loaders it imports) is needed
+            # only to unpickle a registered encoding
             from .registry import get_encoding
 
             self.__dict__.update(get_encoding(state["registered_as"], backend=state["backend"]).__dict__)
@@ -445,8 +448,6 @@ class Encoding:
         # tiktoken's completions use; with a merge list, that list's rule).
         if self._merges is not None:
             return self._table.encode_piece(piece)
-        from ._pyranks import byte_pair_merge
-
         ranks = self._mergeable_ranks
 
         def rule(a, b):

@@ -269,7 +269,7 @@ def _parse_merges(items, vocab, path, numbered):
 def _build(path, **kwargs):
     # Any inconsistency the Encoding finds (a merge whose result is not a
     # token, duplicate IDs...) is the file's fault: report it as such.
-    from .encoding import Encoding
+    from .encoding import Encoding  # late: registry imports formats, and encoding imports registry
 
     try:
         return Encoding(**kwargs)
@@ -597,7 +597,7 @@ def load_sniffed(path, kind, content, backend=None):
                               "call pybpe.load_gpt2_bpe(vocab_path, merges_path)" % path)
         return load_gpt2_bpe(vocab, path, backend=backend)
     if kind == "tiktoken":
-        from . import registry
+        from . import registry  # late: registry imports formats
 
         name = registry.encoding_of_rank_file(content)
         if name is not None:  # one of OpenAI's files: its pattern and special tokens are known

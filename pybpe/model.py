@@ -78,6 +78,6 @@ def encoding_name_for_model(model_name):
 def encoding_for_model(model_name, *, backend=None):
     """The Encoding `model_name` uses (see encoding_name_for_model);
     `backend` as in get_encoding."""
-    from .registry import get_encoding
+    from .registry import get_encoding  # late: the tables here need no registry or file readers
 
     return get_encoding(encoding_name_for_model(model_name), backend=backend)

@@ -219,7 +219,7 @@ def _load_ranks(path, expected_sha256):
 
 def _construct(name, backend):
     # An Encoding from a registered or plugin constructor.
-    from .encoding import Encoding
+    from .encoding import Encoding  # late: encoding imports registry back (unpickling by name)
 
     constructor = _registered.get(name)
     if constructor is None:
@@ -249,8 +249,8 @@ def get_encoding(name, *, path=None, backend=None):
         >>> get_encoding("o200k_base").encode("hello world")
         [24912, 2375]
     """
-    from . import _backend
-    from .encoding import Encoding
+    from . import _backend  # late, as the next line
+    from .encoding import Encoding  # late: encoding imports registry back (unpickling by name)
 
     if not isinstance(name, str):
         raise ValueError("an encoding name must be a str, not %s" % type(name).__name__)

@@ -405,8 +405,8 @@ class BPETokenizer(Tokenizer):
         (possible only in contrived corpora) raises ValueError instead of
         quietly giving different IDs.
         """
-        from . import patterns
-        from .encoding import Encoding
+        from . import patterns  # late, as the next line
+        from .encoding import Encoding  # late: the tiktoken pillar loads only when used (import pybpe stays light)
 
         state = self._require_trained()
         if not self.flavour.byte_level:
@@ -544,7 +544,7 @@ def load(path, *, backend=None):
     Raises FormatError (a ValueError) naming the file and the problem for
     anything corrupt, truncated or hostile; a failed load changes nothing.
     """
-    from . import formats
+    from . import formats  # late: the tiktoken pillar loads only when used (import pybpe stays light)
 
     path = os.fspath(path)
     kind, content = formats.sniff(path)
