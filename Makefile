@@ -34,7 +34,7 @@ $(STAMP): pyproject.toml setup.py pybpe/_build.py $(CSRC) $(wildcard csrc/*.h cs
 # C self-tests of the core, warning-clean as C99, under ASan + UBSan.
 CTESTS    = test_core test_ranks test_count test_idlists
 SANFLAGS  = -g -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
-csrc/tests/bin/%: csrc/tests/%.c $(CSRC) $(wildcard csrc/*.h csrc/*.inc)
+csrc/tests/bin/%: csrc/tests/%.c csrc/tests/check.h $(CSRC) $(wildcard csrc/*.h csrc/*.inc)
 	mkdir -p $(dir $@)
 	$(CC) $(CWARN) $(SANFLAGS) -Icsrc -o $@ $< $(CSRC)
 

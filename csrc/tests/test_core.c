@@ -4,9 +4,8 @@
  * Hand-checkable answers first (the SPEC's worked traces, "a a a" ->
  * "aa a"), then randomized equality: the incremental trainer against
  * find_best_pair + merge_pair repeated (listings 063-064), and the merger
- * against the literal rank-order sweep (listing 065).  A two-macro harness:
- * CHECK(cond) records a failure and goes on; RUN(test) runs one test.  The
- * exit status is non-zero when anything failed.
+ * against the literal rank-order sweep (listing 065).  The harness is
+ * tests/check.h.  The exit status is non-zero when anything failed.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,25 +13,7 @@
 
 #include "bpe.h"
 #include "internal.h"
-
-static int failures, checks;
-
-#define CHECK(cond)                                                          \
-    do {                                                                     \
-        checks++;                                                            \
-        if (!(cond)) {                                                       \
-            failures++;                                                      \
-            fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, \
-                    #cond);                                                  \
-        }                                                                    \
-    } while (0)
-
-#define RUN(test)                                                            \
-    do {                                                                     \
-        int before = failures;                                               \
-        test();                                                              \
-        printf("%-32s %s\n", #test, failures == before ? "ok" : "FAILED");   \
-    } while (0)
+#include "check.h"
 
 /* ---- helpers ------------------------------------------------------------ */
 

@@ -13,9 +13,8 @@
 #include <string.h>
 
 #include "count.h"
+#include "check.h"
 
-static int failures = 0;
-#define CHECK(c) do { if (!(c)) { printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #c); failures++; } } while (0)
 
 /* Word i of the counter equals `word` with count `n`. */
 static int has(const bpe_counter *c, size_t i, const char *word, uint64_t n)

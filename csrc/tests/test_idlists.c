@@ -13,9 +13,8 @@
 #include <string.h>
 
 #include "idlists.h"
+#include "check.h"
 
-static int failures = 0;
-#define CHECK(c) do { if (!(c)) { printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #c); failures++; } } while (0)
 
 static uint32_t get_u32(const unsigned char *p)
 {

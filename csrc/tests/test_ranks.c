@@ -13,9 +13,8 @@
 
 #include "pretok.h"
 #include "ranks.h"
+#include "check.h"
 
-static int failures = 0;
-#define CHECK(c) do { if (!(c)) { printf("FAIL %s:%d: %s\n", __FILE__, __LINE__, #c); failures++; } } while (0)
 
 /* Toy vocabulary: a b c, then ab, bc, abc, aa, aaaa with IDs 0..7. */
 static const char *toy[] = {"a", "b", "c", "ab", "bc", "abc", "aa", "aaaa"};
