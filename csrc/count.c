@@ -49,12 +49,6 @@ struct bpe_counter {
 /* Words found (and their slots prefetched) before any of them is counted. */
 #define COUNT_BATCH 32
 
-#if defined(__GNUC__)
-#define PREFETCH(p) __builtin_prefetch(p)
-#else
-#define PREFETCH(p) ((void)0)
-#endif
-
 /* 1 for the ASCII characters str.split() treats as whitespace:
  * \t \n \v \f \r (9-13), the separators \x1c-\x1f (28-31) and space. */
 static const unsigned char ascii_space[128] = {

@@ -56,6 +56,15 @@ static inline uint64_t bpe__mix64(uint64_t x)
     return x;
 }
 
+/* A hint to fetch the cache line at p before it is read: the hash-table
+ * probes and sparse node walks are cache misses without it.  GCC/Clang only;
+ * other compilers skip the hint. */
+#if defined(__GNUC__)
+#define PREFETCH(p) __builtin_prefetch(p)
+#else
+#define PREFETCH(p) ((void)0)
+#endif
+
 /* Empty map with room for about `hint` pairs.  BPE_OK or BPE_ENOMEM. */
 int bpe__pairmap_init(bpe__pairmap *map, size_t hint);
 /* NULL-safe; leaves the map empty-initialised-looking (all NULL). */

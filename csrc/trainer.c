@@ -70,14 +70,9 @@
 #include "internal.h"
 
 /* How far ahead the merge loop prefetches nodes (occurrences are sorted,
- * but sparse: each one is a cache miss without it).  GCC/Clang only; other
- * compilers just skip the hint. */
+ * but sparse: each one is a cache miss without it).  PREFETCH is in
+ * internal.h. */
 #define PREFETCH_AHEAD 16
-#if defined(__GNUC__)
-#define PREFETCH(p) __builtin_prefetch(p)
-#else
-#define PREFETCH(p) ((void)0)
-#endif
 
 /* sym[] of a node that was merged into its left neighbour.  Live symbols
  * are IDs of the symbol table, which stay below BPE_NO_SYMBOL. */
