@@ -56,6 +56,23 @@ static inline uint64_t bpe__mix64(uint64_t x)
     return x;
 }
 
+/* FNV-1a, 64-bit, over bytes[0..len): the one byte-string hash of the C core
+ * (offset basis 0xcbf29ce484222325 = 14695981039346656037, prime 2^40 + 435).
+ * Its low bits are weak; callers that pick a slot by them mix the result
+ * (bpe__mix64). */
+static inline uint64_t bpe__fnv1a64(const void *bytes, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)bytes;
+    uint64_t h = UINT64_C(0xcbf29ce484222325);
+    size_t i;
+
+    for (i = 0; i < len; i++) {
+        h ^= p[i];
+        h *= UINT64_C(0x100000001b3);
+    }
+    return h;
+}
+
 /* A hint to fetch the cache line at p before it is read: the hash-table
  * probes and sparse node walks are cache misses without it.  GCC/Clang only;
  * other compilers skip the hint. */

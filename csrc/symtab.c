@@ -38,14 +38,7 @@ struct bpe_symtab {
 /* FNV-1a over the bytes, then a final mix so the low bits are good. */
 static uint64_t hash_bytes(const char *bytes, size_t len)
 {
-    uint64_t h = UINT64_C(0xcbf29ce484222325);
-    size_t i;
-
-    for (i = 0; i < len; i++) {
-        h ^= (unsigned char)bytes[i];
-        h *= UINT64_C(0x100000001b3);
-    }
-    return bpe__mix64(h ^ len);
+    return bpe__mix64(bpe__fnv1a64(bytes, len) ^ len);
 }
 
 bpe_symtab *bpe_symtab_new(void)
