@@ -7,7 +7,7 @@ PY      = $(VENV)/bin/python
 STAMP   = $(VENV)/.installed
 CC     ?= cc
 CWARN   = -std=c99 -pedantic -Wall -Wextra -Werror
-CSRC    = $(wildcard csrc/*.c)
+CSRC    = $(wildcard csrc/*.c csrc/py/*.c)
 
 .PHONY: run test bench build ctest sanitize valgrind demos fuzz faults clean
 
@@ -24,7 +24,7 @@ bench: $(STAMP)          ## pytest-benchmark: C vs Python (and peers when instal
 build: $(STAMP)          ## recompile the C extension in place after editing csrc/
 	$(PY) -m pip install -q --no-build-isolation -e .
 
-$(STAMP): pyproject.toml setup.py pybpe/_build.py $(CSRC) $(wildcard csrc/*.h csrc/*.cdef csrc/*.inc)
+$(STAMP): pyproject.toml setup.py pybpe/_build.py $(CSRC) $(wildcard csrc/*.h csrc/*.cdef csrc/*.inc csrc/py/*.h csrc/py/*.cdef)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip setuptools wheel cffi
 	$(PY) -m pip install -q --no-build-isolation -e '.[test]'
@@ -34,7 +34,7 @@ $(STAMP): pyproject.toml setup.py pybpe/_build.py $(CSRC) $(wildcard csrc/*.h cs
 # C self-tests of the core, warning-clean as C99, under ASan + UBSan.
 CTESTS    = test_core test_ranks test_count test_idlists
 SANFLAGS  = -g -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
-csrc/tests/bin/%: csrc/tests/%.c csrc/tests/check.h $(CSRC) $(wildcard csrc/*.h csrc/*.inc)
+csrc/tests/bin/%: csrc/tests/%.c csrc/tests/check.h $(CSRC) $(wildcard csrc/*.h csrc/*.inc csrc/py/*.h)
 	mkdir -p $(dir $@)
 	$(CC) $(CWARN) $(SANFLAGS) -Icsrc -o $@ $< $(CSRC)
 

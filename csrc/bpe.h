@@ -1,15 +1,24 @@
 /*
- * bpe.h -- the public contract of pybpe's C core.
+ * bpe.h -- the public contract of pybpe's book-level C core.
  *
  * The core owns the hot loops of byte-pair encoding and nothing else: a symbol
  * table (ID <-> byte string), the word table (distinct words as arrays of
  * symbol IDs, each with a frequency), the chapter's literal helpers
  * (count_pairs / find_best_pair / merge_pair, Chapter 11 listings 063-064), an
  * incremental trainer, and ranked application of a merge list
- * (apply_merges, listing 065).  It knows nothing about Python, Unicode
- * categories or file formats: symbols are opaque byte strings, and the caller
- * decides what the initial symbols of a word are (characters, bytes, a word
- * with an end-of-word marker...).
+ * (apply_merges, listing 065).  It knows nothing about Python, text, Unicode
+ * or file formats: symbols are opaque byte strings, and the caller decides
+ * what the initial symbols of a word are (characters, bytes, a word with an
+ * end-of-word marker...).  Its files (symtab.c, words.c, trainer.c,
+ * merger.c, pairmap.c) include this header and internal.h, nothing else.
+ *
+ * The C around it comes in two more layers, each with its own header:
+ *   - text level: C that reads UTF-8 text -- count.h (str.split() word
+ *     counting, initial symbols, one-call text encoding for BPETokenizer),
+ *     pretok.h (the gpt2 / cl100k / o200k scanners, with Unicode tables) and
+ *     ranks.h (tiktoken's rank-table merging).  It is built on this header.
+ *   - Python level: py/idlists.h, the only C that knows a CPython format
+ *     (marshal streams for making lists of ints quickly).
  *
  * Conventions, for every function below:
  *   - Functions that can fail return an int status: BPE_OK (0) or a negative

@@ -26,12 +26,17 @@ def _read(path):
         return f.read()
 
 
+def _files(pattern):
+    # csrc/ itself, then csrc/py/ (the only C that knows CPython).
+    return sorted(glob.glob(os.path.join(CSRC, pattern))) + sorted(glob.glob(os.path.join(CSRC, "py", pattern)))
+
+
 ffibuilder = FFI()
-ffibuilder.cdef("\n".join(_read(p) for p in sorted(glob.glob(os.path.join(CSRC, "*.cdef")))))
+ffibuilder.cdef("\n".join(_read(p) for p in _files("*.cdef")))
 ffibuilder.set_source(
     "pybpe._bpe_c",
-    "".join('#include "%s"\n' % os.path.basename(h) for h in sorted(glob.glob(os.path.join(CSRC, "*.h")))),
-    sources=[_relative(p) for p in sorted(glob.glob(os.path.join(CSRC, "*.c")))],
+    "".join('#include "%s"\n' % os.path.relpath(h, CSRC).replace(os.sep, "/") for h in _files("*.h")),
+    sources=[_relative(p) for p in _files("*.c")],
     include_dirs=[_relative(CSRC)],
     extra_compile_args=["-std=c99", "-O2"] if os.name != "nt" else [],
 )

@@ -1,18 +1,18 @@
 /*
- * test_idlists.c -- self-tests of idlists.c, meant to run under ASan +
+ * test_idlists.c -- self-tests of py/idlists.c, meant to run under ASan +
  * UBSan: the exact bytes of a small stream, edge cases (no lists, empty
  * lists, IDs too big for marshal, decreasing ends), and random lists read
  * back by a small decoder written from the stream's description in
  * idlists.h; the 16-bit copy.  tests/test_encoding.py checks that Python's marshal module
  * reads the stream back to the same lists.
  * Build: cc -std=c99 -pedantic -Wall -Wextra -Icsrc csrc/tests/test_idlists.c
- *        csrc/idlists.c
+ *        csrc/py/idlists.c
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "idlists.h"
+#include "py/idlists.h"
 #include "check.h"
 
 

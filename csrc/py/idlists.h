@@ -3,6 +3,10 @@
  * stream that Python's `marshal` module turns into lists of ints quickly,
  * and 16-bit arrays for Encoding.encode_file's uint16 files.
  *
+ * The Python level of the C (bpe.h names the layers): the only C file that
+ * knows a CPython format, kept in csrc/py/ so the core beside it stays free
+ * of Python.  It uses nothing of the core but bpe.h's status codes.
+ *
  * Why it exists: once the C encoder is done, what is left is making the
  * Python result, one int object per ID (~30 ns each), and that part holds
  * the GIL.  On Shakespeare it was 40% of encode_ordinary_batch's time on one
