@@ -19,9 +19,13 @@ from pybpe.errors import raise_for_status
 
 __all__ = [
     "NO_SYMBOL", "SymbolTable", "WordTable", "count_pairs", "find_best_pair",
-    "merge_pair", "Trainer", "Merger", "WordCounter", "UNITS",
+    "merge_pair", "Trainer", "Merger", "WordCounter", "UNITS", "COMPILED",
 ]
 
+# True: a call runs compiled, without the GIL, so one big call and threads pay
+# (pybpe._pycore: False).  For speed choices only; both
+# cores give the same results.
+COMPILED = True
 NO_SYMBOL = 0xFFFFFFFF
 _MAX_U64 = 2**64 - 1
 _MAX_SIZE = 2**(8 * ffi.sizeof("size_t")) - 1

@@ -38,6 +38,10 @@ PRESET_GPT2 = lib.BPE_PRETOK_GPT2
 PRESET_CL100K = lib.BPE_PRETOK_CL100K
 PRESET_O200K = lib.BPE_PRETOK_O200K
 
+# True: a call runs compiled, without the GIL, so threads and one big call
+# pay (pybpe._pyranks: False).  For speed choices only; same results.
+COMPILED = True
+
 # The output buffer of a call is written by C before it is read, so it need
 # not be zeroed first.
 _new_uninit = ffi.new_allocator(should_clear_after_alloc=False)
@@ -190,11 +194,10 @@ class RankTable:
         # by one in Python).
         return self._encode(data, lengths, len(data) != len(text))
 
-    def encode_text(self, text, preset, pattern):
+    def encode_text(self, text, preset):
         """IDs of a whole text (str without surrogates): cut by the C scanner
-        `preset` (PRESET_GPT2 / PRESET_CL100K), merged, in one C call.
-        `pattern` (the compiled regex) is what the Python twin cuts with; the
-        C scanner finds the same pieces, so it is not used here."""
+        `preset` (PRESET_GPT2 / PRESET_CL100K / PRESET_O200K), merged, in one
+        C call."""
         data = text.encode("utf-8")
         if not data:
             return []
@@ -204,9 +207,9 @@ class RankTable:
         _check(status, "encoding")
         return _id_lists(out, n_out, 1)[0]
 
-    def split_text(self, text, preset, pattern):
+    def split_text(self, text, preset):
         """The pieces encode_text cuts `text` into (a list of str): the C
-        scanner's (`pattern` is not used, as in encode_text)."""
+        scanner's."""
         return split(text, preset)
 
     def encode_text_into(self, data, preset, out):
@@ -229,14 +232,14 @@ class RankTable:
         finally:
             ffi.release(target)  # the caller may resize `out` once this view is gone
 
-    def encode_texts(self, texts, preset, pattern):
+    def encode_texts(self, texts, preset):
         """IDs of each text of a list (str without surrogates), in one C call
         without the GIL: the texts' UTF-8 laid end to end, one flat ID array
         back, cut into one list per text.  Each text is encoded exactly as
         encode_text would encode it alone.
 
             >>> from pybpe.registry import get_encoding
-            >>> get_encoding("gpt2", backend="c")._table.encode_texts(["hello", "world"], PRESET_GPT2, None)
+            >>> get_encoding("gpt2", backend="c")._table.encode_texts(["hello", "world"], PRESET_GPT2)
             [[31373], [6894]]
         """
         return self.encode_texts_split([t.encode("utf-8") for t in texts], preset)

@@ -15,9 +15,13 @@ from .errors import COUNT_OVERFLOW
 
 __all__ = [
     "NO_SYMBOL", "SymbolTable", "WordTable", "count_pairs", "find_best_pair",
-    "merge_pair", "Trainer", "Merger", "WordCounter", "UNITS",
+    "merge_pair", "Trainer", "Merger", "WordCounter", "UNITS", "COMPILED",
 ]
 
+# False: this core holds the GIL throughout, so callers gain nothing from
+# one big call or from threads (pybpe._ccore: True).  For speed choices only;
+# both cores give the same results.
+COMPILED = False
 # The "unknown" symbol (BPE_NO_SYMBOL): it takes part in no pair, so it is
 # never counted, never merged, and never created by the trainer.
 NO_SYMBOL = 0xFFFFFFFF

@@ -8,9 +8,11 @@ lowest *merge* rank, leftmost on ties).  pybpe._cranks has the same names,
 arguments and results.  Pre-tokenization, special tokens and decoding live in
 pybpe.encoding; this module knows only bytes and IDs.
 """
+import functools
 import heapq
+from array import array
 
-from . import _unicode
+from . import _unicode, errors, patterns
 
 # Pieces with at least this many bytes are merged with a heap over a linked
 # list (O(n log n)); shorter ones with a plain rescan of the parts (O(n^2) but
@@ -25,10 +27,42 @@ PRESET_GPT2 = 1
 PRESET_CL100K = 2
 PRESET_O200K = 3
 
+# The published pattern each preset stands for (the C scanner finds the same
+# pieces as these; gpt2's possessive spelling cuts the same way).
+_PRESET_PATTERNS = {PRESET_GPT2: patterns.GPT2, PRESET_CL100K: patterns.CL100K, PRESET_O200K: patterns.O200K}
+
+# False: this twin holds the GIL throughout, so callers gain nothing from
+# threads or from one big call (pybpe._cranks: True).  For speed choices
+# only; both twins give the same results.
+COMPILED = False
+
 # Distinct pieces remembered per table.  Text is Zipfian: on Shakespeare the
 # 10,000 most frequent pieces cover over 90% of them.  When full, the cache is
 # simply cleared (cheaper than LRU bookkeeping and just as good on real text).
-CACHE_SIZE = 65536
+_CACHE_SIZE = 65536
+
+# array typecodes by item size (array's codes name C types, whose sizes vary).
+_ARRAY_CODES = {size: next(c for c in "HILQ" if array(c).itemsize == size) for size in (2, 4)}
+
+
+@functools.lru_cache(maxsize=None)
+def _splitter(preset):
+    try:
+        pattern = _PRESET_PATTERNS[preset]
+    except KeyError:
+        raise ValueError("unknown pre-tokenizer preset %r" % (preset,)) from None
+    return _unicode.preset_splitter(pattern)
+
+
+def split(text, preset):
+    """The pieces the pre-tokenizer `preset` cuts `text` into: tiktoken's
+    character classes, ASCII parts cut by the pattern's `re` twin
+    (pybpe/_asciisplit.py).
+
+        >>> split("Hello world's", PRESET_GPT2)
+        ['Hello', ' world', "'s"]
+    """
+    return _splitter(preset)(text)
 
 # Above every merge priority (priorities are ints).
 _NO_PRIORITY = float("inf")
@@ -169,6 +203,7 @@ class RankTable:
         self._encoder = dict(zip(tokens, ids))
         self._whole_piece = whole_piece
         self._cache = {}
+        self._pairs = None
         if merges is None:
             encoder = self._encoder
 
@@ -184,6 +219,7 @@ class RankTable:
             pairs = {}
             for rank, (left, right, result) in enumerate(merges):
                 pairs.setdefault((left, right), (rank, result))
+            self._pairs = pairs
             self._rule = lambda a, b: pairs.get((a, b))
             self._byte_parts = [self._encoder.get(bytes([b])) for b in range(256)]
             self._finish = None
@@ -213,23 +249,65 @@ class RankTable:
             return self._finish(_merge_by_rank(parts, self._encoder.get))
         return self._finish(_merge_heap(parts, self._rule))
 
-    def encode_text(self, text, preset, pattern):
-        """IDs of a whole text (str without surrogates), cut by `pattern` (a
-        compiled preset).  `preset` names the C scanner pybpe._cranks uses for
-        the same pattern; here pybpe._unicode.preset_splitter finds the same
-        pieces (tiktoken's character classes; ASCII parts of the text cut by
-        the pattern's `re` twin, pybpe/_asciisplit.py)."""
-        return self.encode_pieces(self.split_text(text, preset, pattern))
+    @property
+    def pair_count(self):
+        """Entries of the pair table csrc/ranks.c builds: with a merge list,
+        its distinct pairs; with tiktoken's rule, every split of a token into
+        two parts (a part is a token or any single byte).  Computed on
+        demand (O(L^2) per token of L bytes): the Python twin merges with
+        the rank dict, not a pair table."""
+        if self._pairs is not None:
+            return len(self._pairs)
+        encoder = self._encoder
 
-    def split_text(self, text, preset, pattern):
+        def part(x):
+            return len(x) == 1 or x in encoder
+        return sum(1 for t in encoder for s in range(1, len(t)) if part(t[:s]) and part(t[s:]))
+
+    def encode_text(self, text, preset):
+        """IDs of a whole text (str without surrogates), cut by the
+        pre-tokenizer `preset` (see split), merged."""
+        return self.encode_pieces(split(text, preset))
+
+    def split_text(self, text, preset):
         """The pieces encode_text cuts `text` into (a list of str)."""
-        splitter = _unicode.preset_splitter(pattern.pattern)
-        return pattern.findall(text) if splitter is None else splitter(text)
+        return split(text, preset)
 
-    def encode_texts(self, texts, preset, pattern):
-        """[encode_text(t, preset, pattern) for t in texts] (pybpe._cranks does
-        it in one C call)."""
-        return [self.encode_text(t, preset, pattern) for t in texts]
+    def encode_texts(self, texts, preset):
+        """[encode_text(t, preset) for t in texts] (pybpe._cranks does it in
+        one C call)."""
+        return [self.encode_text(t, preset) for t in texts]
+
+    def encode_texts_split(self, encoded, preset):
+        """One ID list per UTF-8 text (bytes): encode_texts on the decoded
+        texts (pybpe._cranks: one C call without the GIL)."""
+        return [self.encode_text(data.decode("utf-8"), preset) for data in encoded]
+
+    def encode_text_into(self, data, preset, out):
+        """Encodes UTF-8 `data` (one text) into `out`, a writable buffer of
+        at least len(data) uint32 items (a text never has more IDs than
+        bytes), and returns the number of IDs written."""
+        if not data:
+            return 0
+        target = memoryview(out).cast("B").cast(_ARRAY_CODES[4])
+        try:
+            if len(target) < len(data):
+                raise ValueError("the output buffer holds %d IDs; a text of %d bytes may need %d"
+                                 % (len(target), len(data), len(data)))
+            ids = self.encode_text(bytes(data).decode("utf-8"), preset)
+            target[:len(ids)] = array(_ARRAY_CODES[4], ids)
+            return len(ids)
+        finally:
+            target.release()  # the caller may resize `out` once this view is gone
+
+    def encode_to_buffer(self, data, preset, itemsize=4):
+        """IDs of UTF-8 `data` (one text) as an array of 4- or 2-byte
+        unsigned ints (for encode_file).  OverflowError if itemsize is 2 and
+        an ID does not fit."""
+        ids = self.encode_text(bytes(data).decode("utf-8"), preset) if data else []
+        if itemsize == 2 and any(i > 0xFFFF for i in ids):
+            raise OverflowError("narrowing IDs to 16 bits: " + errors.TOO_BIG)
+        return array(_ARRAY_CODES[itemsize], ids)
 
     def encode_pieces(self, pieces):
         """IDs of many pieces (str), concatenated; empty pieces give nothing."""
@@ -241,7 +319,7 @@ class RankTable:
                 if not piece:
                     continue
                 ids = self.encode_piece(piece.encode("utf-8"))
-                if len(cache) >= CACHE_SIZE:
+                if len(cache) >= _CACHE_SIZE:
                     cache.clear()
                 cache[piece] = ids
             out.extend(ids)

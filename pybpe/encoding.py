@@ -207,6 +207,7 @@ class Encoding:
         # The published patterns have scanners written in C (csrc/pretok.c,
         # ~10x faster than the regex module); a pattern without capture
         # groups and with one of these exact spellings may use them.
+        self._compiled = module.COMPILED
         self._preset = {patterns.GPT2: module.PRESET_GPT2, patterns.GPT2_POSSESSIVE: module.PRESET_GPT2,
                         patterns.CL100K: module.PRESET_CL100K, patterns.O200K: module.PRESET_O200K}.get(pat_str)
 
@@ -271,7 +272,7 @@ class Encoding:
     def _encode_plain(self, text):
         # Text with no special tokens and no surrogates: split, then merge.
         if self._preset is not None:
-            return self._table.encode_text(text, self._preset, self._pat)
+            return self._table.encode_text(text, self._preset)
         return self._table.encode_pieces(self._regex_pieces(text))
 
     def _regex_pieces(self, text):
@@ -283,7 +284,7 @@ class Encoding:
     def _pieces(self, text):
         # The pieces _encode_plain cuts `text` into.
         if self._preset is not None:
-            return self._table.split_text(text, self._preset, self._pat)
+            return self._table.split_text(text, self._preset)
         return self._regex_pieces(text)
 
     def encode_ordinary(self, text):
@@ -369,8 +370,7 @@ class Encoding:
             raise ImportError("Encoding.encode_to_numpy needs NumPy, which pybpe itself does not require; "
                               "install numpy, or use encode()") from None
         text = _fix_surrogates(text)
-        into = getattr(self._table, "encode_text_into", None)
-        if self._preset is None or into is None:
+        if self._preset is None:
             return numpy.array(self.encode(text, allowed_special=allowed, disallowed_special=()),
                                dtype=numpy.uint32)
         parts = []
@@ -378,7 +378,7 @@ class Encoding:
             if plain:
                 data = plain.encode("utf-8")
                 ids = numpy.empty(len(data), dtype=numpy.uint32)  # a text has at most one ID per byte
-                n = into(data, self._preset, ids)
+                n = self._table.encode_text_into(data, self._preset, ids)
                 # realloc to the IDs written; nothing else refers to `ids` (the
                 # C call's view of it is released).
                 ids.resize(n, refcheck=False)
@@ -591,9 +591,9 @@ class Encoding:
             [[31373, 995], [5303]]
         """
         texts = [_checked(t, i) for i, t in enumerate(text)]
-        if self._preset is None or not hasattr(self._table, "encode_texts_split"):
+        if self._preset is None:
             return self._map(self._encode_plain, texts, num_threads)
-        if num_threads <= 1 or len(texts) <= 1:
+        if num_threads <= 1 or len(texts) <= 1 or not self._compiled:
             return self._encode_slice(texts)
         bounds = _slice_bounds([len(t) for t in texts], num_threads)
         slices = [texts[a:b] for a, b in zip(bounds, bounds[1:])]
@@ -625,11 +625,11 @@ class Encoding:
         return self._map(encoder, list(text), num_threads)
 
     def _map(self, fn, items, num_threads):
-        # [fn(x) for x in items], on threads when that can help: only the C
-        # backend's calls run without the GIL.  Pure-Python work holds it
-        # throughout, and threads fighting over it are slower than one
-        # (the Python backend's encode_ordinary_batch: 2.3x slower on 2).
-        if num_threads <= 1 or self._backend_name != "c" or len(items) <= 1:
+        # [fn(x) for x in items], on threads when that can help: only a
+        # compiled backend's calls run without the GIL.  Pure-Python work
+        # holds it throughout, and threads fighting over it are slower than
+        # one (the Python backend's encode_ordinary_batch: 2.3x slower on 2).
+        if num_threads <= 1 or not self._compiled or len(items) <= 1:
             return [fn(x) for x in items]
         with ThreadPoolExecutor(num_threads) as pool:
             return list(pool.map(fn, items))
@@ -677,10 +677,10 @@ class Encoding:
                             append_eot=append_eot, progress=progress, chunk_size=chunk_size)
 
     def _encode_array(self, text, itemsize):
-        # encode_ordinary as an array.array for encode_file: the C backend
-        # writes IDs straight into an array of the file's width (no Python
-        # int per ID).
-        if self._preset is not None and hasattr(self._table, "encode_to_buffer"):
+        # encode_ordinary as an array.array for encode_file: with a preset the
+        # C backend writes IDs straight into an array of the file's width (no
+        # Python int per ID).
+        if self._preset is not None:
             return self._table.encode_to_buffer(_fix_surrogates(text).encode("utf-8"), self._preset, itemsize)
         return array(_typecode("I", 4), self.encode_ordinary(text))
 

@@ -307,7 +307,7 @@ class BPETokenizer(Tokenizer):
 
     def _encode_ordinary(self, state, text):
         flavour = self.flavour
-        if flavour.pattern is None and self.backend == "c" and len(text) >= _ONE_CALL_MIN_CHARS:
+        if flavour.pattern is None and self._core.COMPILED and len(text) >= _ONE_CALL_MIN_CHARS:
             # str.split() or the whole text: C splits, maps, merges and
             # caches repeated words in one call without the GIL (~7x faster
             # than the per-word path on a cold cache).  Short texts, and the

@@ -185,7 +185,7 @@ def test_python_piece_caches_at_every_fill_level(monkeypatch):
     enc = pybpe.get_encoding("gpt2", backend="python")
     text = "hello hello world, the world says hello to the wide world of words " * 3
     want = enc.encode(text)
-    monkeypatch.setattr(_pyranks, "CACHE_SIZE", 2)
+    monkeypatch.setattr(_pyranks, "_CACHE_SIZE", 2)
     table = _pyranks.RankTable(list(enc._mergeable_ranks), list(enc._mergeable_ranks.values()))
     assert table.encode_pieces(enc._pat.findall(text)) == want
     monkeypatch.setattr(_pycore, "_CACHE_LIMIT", 2)
