@@ -1,11 +1,14 @@
 /*
  * internal.h -- helpers shared by the C core's files; not part of the API.
  *
- * Holds the word table's layout (words.c owns it, trainer.c reads it) and a
+ * Holds the word table's layout (words.c owns it, trainer.c reads it), a
  * small open-addressing map from a pair of symbol IDs to a uint32 value
  * (pairmap.c), used by count_pairs (listing 063), the trainer (064) and the
- * merger (065).  Declarations and static inline helpers only: the cffi build
- * #includes every header in csrc/ into the extension's own source file.
+ * merger (065), and one copy of each small helper (util.c: array and slot
+ * growth; inline here: the two hashes and PREFETCH).  Book level, like
+ * bpe.h: nothing here knows about text (the text level's own helpers, UTF-8
+ * among them, are in text_internal.h).  Declarations and static inline
+ * helpers only.
  */
 #ifndef PYBPE_INTERNAL_H
 #define PYBPE_INTERNAL_H
@@ -99,8 +102,18 @@ int bpe__pairmap_put(bpe__pairmap *map, uint32_t left, uint32_t right,
 
 /* Grows *array (element size `elem`) so it holds at least `need` elements,
  * at least doubling.  BPE_OK, or BPE_ENOMEM / BPE_ETOOBIG with *array and
- * *cap unchanged. */
+ * *cap unchanged.  (util.c) */
 int bpe__reserve(void **array, size_t *cap, size_t need, size_t elem);
+
+/* Doubles an open-addressing slot array (linear probing, BPE__NONE marks an
+ * empty slot, *mask_io + 1 slots) over items[0..n), re-placing item i by the
+ * uint64_t hash stored `hash_offset` bytes into it (items are `stride`
+ * bytes apart), so growing never re-reads the keys.  The symbol table, the
+ * word counter and the per-call word cache of bpe_encode_text grow their
+ * tables with it.  BPE_OK, or BPE_ENOMEM / BPE_ETOOBIG with the old slots
+ * kept.  (util.c) */
+int bpe__grow_slots(uint32_t **slots_io, size_t *mask_io, const void *items,
+                    size_t n, size_t stride, size_t hash_offset);
 
 /* apply_merges with the path forced: 0 = the short-word scanning loop,
  * 1 = the heap over a linked list, -1 = by length (what bpe_apply_merges

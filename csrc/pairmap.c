@@ -1,5 +1,5 @@
 /*
- * pairmap.c -- a map from a pair of symbol IDs to a uint32, and array growth.
+ * pairmap.c -- a map from a pair of symbol IDs to a uint32.
  *
  * The Counter of the chapter's listings 063-065 is keyed by pairs; this is
  * its C form for count_pairs, the trainer and the merger.  It stores values
@@ -10,29 +10,6 @@
 #include <string.h>
 
 #include "internal.h"
-
-int bpe__reserve(void **array, size_t *cap, size_t need, size_t elem)
-{
-    size_t new_cap;
-    void *p;
-
-    if (need <= *cap)
-        return BPE_OK;
-    new_cap = *cap ? *cap : 8;
-    while (new_cap < need) {
-        if (new_cap > SIZE_MAX / 2)
-            return BPE_ETOOBIG;
-        new_cap *= 2;
-    }
-    if (new_cap > SIZE_MAX / elem)
-        return BPE_ETOOBIG;
-    p = realloc(*array, new_cap * elem);
-    if (p == NULL)
-        return BPE_ENOMEM;
-    *array = p;
-    *cap = new_cap;
-    return BPE_OK;
-}
 
 /* Allocates `capacity` empty slots (a power of two). */
 static int alloc_slots(bpe__pairmap *map, size_t capacity)

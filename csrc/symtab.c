@@ -104,25 +104,7 @@ uint32_t bpe_symtab_lookup(const bpe_symtab *table, const char *bytes,
  * failure the old slots stay as they were. */
 static int grow_slots(bpe_symtab *t)
 {
-    size_t nslots = (t->mask + 1) * 2, i;
-    uint32_t *slots;
-
-    if (nslots > SIZE_MAX / sizeof *slots)
-        return BPE_ETOOBIG;
-    slots = malloc(nslots * sizeof *slots);
-    if (slots == NULL)
-        return BPE_ENOMEM;
-    memset(slots, 0xff, nslots * sizeof *slots);
-    for (i = 0; i < t->n; i++) {
-        size_t s = (size_t)t->hash[i] & (nslots - 1);
-        while (slots[s] != BPE__NONE)
-            s = (s + 1) & (nslots - 1);
-        slots[s] = (uint32_t)i;
-    }
-    free(t->slots);
-    t->slots = slots;
-    t->mask = nslots - 1;
-    return BPE_OK;
+    return bpe__grow_slots(&t->slots, &t->mask, t->hash, t->n, sizeof *t->hash, 0);
 }
 
 /* Makes room for `len` more bytes in the arena (a new block when the

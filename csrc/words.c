@@ -122,11 +122,6 @@ uint64_t bpe_words_frequency(const bpe_words *words, size_t i)
     return words == NULL || i >= words->n ? 0 : words->freq[i];
 }
 
-void bpe_free(void *p)
-{
-    free(p);
-}
-
 /* Counter semantics: the first time a pair is met it is appended to *out,
  * later meetings add to its count; pairs with BPE_NO_SYMBOL are skipped.  Example: the words "a b a b" x1 and
  * "b a" x2 give [(a,b):2, (b,a):3]. */
