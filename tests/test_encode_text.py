@@ -1,4 +1,4 @@
-"""Merger.encode_text (count.c's bpe_encode_text and its _pycore twin): the one-call
+"""Merger.encode_text (encode_text.c's bpe_encode_text and its _pycore twin): the one-call
 path BPETokenizer.encode takes for the str.split() and whole-text pre-tokenizers.
 
 Checked three ways on every flavour that path serves: the C core, the Python core

@@ -2,7 +2,7 @@
 
 The trainers' merge-by-merge parity with pybpe.reference on random corpora is
 in test_backends.py / test_tokenizer.py; this file covers what feeds them:
-the WordCounter (C: csrc/count.c, Python: _pycore.WordCounter) against
+the WordCounter (C: csrc/counter.c, Python: _pycore.WordCounter) against
 str.split() + dict counting on text over every code point, streaming from
 lists, generators and open files, merging partial counts, C == Python on
 every flavour, the options (max_token_length, min_frequency, progress), and

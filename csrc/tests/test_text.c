@@ -1,18 +1,19 @@
 /*
- * test_count.c -- self-tests of count.c, meant to run under ASan + UBSan:
+ * test_text.c -- self-tests of text.h (counter.c, encode_text.c), meant
+ * to run under ASan + UBSan:
  * str.split() known answers (every Unicode whitespace character, NUL,
  * surrogates), batches cut at whitespace, given words with frequencies,
  * malformed UTF-8, the sorted character set, word tables in every units
  * mode, NULL-safe frees.  tests/test_trainer.py checks the same counter
  * against Python's str.split() on generated text.
- * Build: cc -std=c99 -pedantic -Wall -Wextra -Icsrc csrc/tests/test_count.c
+ * Build: cc -std=c99 -pedantic -Wall -Wextra -Icsrc csrc/tests/test_text.c
  *        csrc/[a-z]*.c
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "count.h"
+#include "text.h"
 #include "check.h"
 
 
@@ -354,9 +355,9 @@ int main(void)
     test_word_table();
     test_encode_text();
     if (failures) {
-        printf("test_count: %d failure(s)\n", failures);
+        printf("test_text: %d failure(s)\n", failures);
         return 1;
     }
-    printf("test_count: all passed\n");
+    printf("test_text: all passed\n");
     return 0;
 }

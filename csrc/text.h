@@ -1,25 +1,37 @@
 /*
- * count.h -- streaming word counting for training, and the initial word table.
+ * text.h -- the public contract of the text-level C: the C that reads text.
  *
- * The step before listing 064's loop: turn a corpus into its distinct words,
- * each counted once, in order of first appearance (the order the
- * first-encountered tie-break depends on), then turn every distinct word
- * into its initial symbols.  Text arrives in batches of UTF-8 as Python's
- * str.encode("utf-8", "surrogatepass") writes it, so lone surrogates are
- * ordinary characters.  Words are cut exactly where Python's str.split()
- * cuts (its 29 whitespace characters); other pre-tokenizers are run by the
- * caller, which hands over the words it found.  Nothing here knows about
- * regular expressions, case or special tokens.
+ * bpe.h's core sees only symbol IDs; this layer is where UTF-8 text turns
+ * into them, for BPETokenizer (bpe.h names all the layers):
+ *   - counter.c: streaming word counting for training, and the initial word
+ *     table.  The step before listing 064's loop: turn a corpus into its
+ *     distinct words, each counted once, in order of first appearance (the
+ *     order the first-encountered tie-break depends on), then turn every
+ *     distinct word into its initial symbols.
+ *   - encode_text.c: the one-call encoder, text -> IDs through the same
+ *     words and initial symbols and bpe.h's merger.
+ * Text arrives as UTF-8, in batches, as Python's str.encode("utf-8",
+ * "surrogatepass") writes it, so lone surrogates are ordinary characters.
+ * Words are cut exactly where Python's str.split() cuts (its 29 whitespace
+ * characters); other pre-tokenizers are run by the caller, which hands over
+ * the words it found.  Nothing here knows about regular expressions, case
+ * or special tokens.  Conventions (status codes, NULL-safe frees, no global
+ * state) are bpe.h's.
  */
-#ifndef PYBPE_COUNT_H
-#define PYBPE_COUNT_H
+#ifndef PYBPE_TEXT_H
+#define PYBPE_TEXT_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "bpe.h"
 
-/* How a word becomes its initial symbols (bpe_counter_word_table). */
+/* ---------------------------------------------------------------------
+ * Word counting and the initial word table (counter.c).
+ * ------------------------------------------------------------------- */
+
+/* How a word becomes its initial symbols (bpe_counter_word_table,
+ * bpe_encode_text). */
 #define BPE_UNITS_BYTES 0   /* each UTF-8 byte (byte level)                  */
 #define BPE_UNITS_CHARS 1   /* each character (leading-space flavour)        */
 #define BPE_UNITS_SUFFIX 2  /* characters, marker glued onto the last one    */
@@ -88,6 +100,10 @@ int bpe_counter_word_table(const bpe_counter *counter,
                            const char *marker, size_t marker_len,
                            bpe_words *words);
 
+/* ---------------------------------------------------------------------
+ * One-call text encoding (encode_text.c).
+ * ------------------------------------------------------------------- */
+
 /* Encodes text[0..len) (surrogate-tolerant UTF-8, else BPE_EINVAL) in one
  * pass: cuts it into words -- exactly where str.split() does when `split`
  * is nonzero, else the whole (non-empty) text is one word -- turns each word
@@ -108,4 +124,4 @@ int bpe_encode_text(const bpe_merger *merger, const bpe_symtab *symtab,
                     uint32_t unk, int split, const char *text, size_t len,
                     uint32_t *out, size_t out_cap, size_t *n_out);
 
-#endif /* PYBPE_COUNT_H */
+#endif /* PYBPE_TEXT_H */
