@@ -14,6 +14,7 @@
 
 #include <stdint.h>
 
+#include "text_internal.h"
 #include "unicode_tables.inc"
 
 /* Sets of classes as bit masks over the generated PT_* values. */
@@ -38,15 +39,16 @@ typedef struct {
     size_t next;
 } pt_char;
 
-/* Decodes the character at text[pos] (pos < len).  A malformed or truncated
- * sequence is one byte of class "other" (Python never passes one). */
+/* Decodes the character at text[pos] (pos < len) with text_internal.h's
+ * decoder.  A sequence with a bad lead byte or cut short by len is one byte
+ * of class "other" (Python never passes one); continuation bytes are not
+ * checked, and a lead above F4 decodes past U+10FFFF, which is "other". */
 static pt_char pt_at(const unsigned char *t, size_t len, size_t pos)
 {
     pt_char ch;
     unsigned char b = t[pos];
     size_t n = b < 0x80 ? 1 : (b & 0xE0) == 0xC0 ? 2 : (b & 0xF0) == 0xE0 ? 3
              : (b & 0xF8) == 0xF0 ? 4 : 0;
-    size_t k;
     if (n == 1) { /* ASCII: the common case, no decoding */
         ch.cp = b;
         ch.cls = pt_stage2[b];
@@ -61,9 +63,7 @@ static pt_char pt_at(const unsigned char *t, size_t len, size_t pos)
         ch.next = pos + 1;
         return ch;
     }
-    ch.cp = n == 2 ? (uint32_t)(b & 0x1F) : n == 3 ? (uint32_t)(b & 0x0F) : (uint32_t)(b & 0x07);
-    for (k = 1; k < n; k++)
-        ch.cp = ch.cp << 6 | (uint32_t)(t[pos + k] & 0x3F);
+    ch.cp = bpe__utf8_decode(t + pos);  /* n == bpe__utf8_len(b) here */
     ch.cls = ch.cp < 0x110000 ? pt_stage2[(size_t)pt_stage1[ch.cp >> 7] * 128 + (ch.cp & 127)]
                               : PT_OTHER;
     ch.bit = PT_BIT(ch.cls);
