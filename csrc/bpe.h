@@ -39,6 +39,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* cffi-begin: pybpe/_build.py makes Python's declarations from here */
 enum {
     BPE_OK = 0,
     BPE_ENOMEM = -1,   /* an allocation failed; the object is unchanged */
@@ -213,5 +214,6 @@ int bpe_apply_merges(const bpe_merger *merger, uint32_t *symbols, size_t *n);
 int bpe_encode_words(const bpe_merger *merger, const uint32_t *symbols,
                      const size_t *offsets, size_t n_words,
                      uint32_t *out_symbols, size_t *out_offsets);
+/* cffi-end */
 
 #endif /* PYBPE_BPE_H */

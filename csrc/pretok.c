@@ -8,7 +8,7 @@
  * pass decides it (o200k's letter rules need one step of backtracking,
  * worked out in the comment above pt_o200k_letters).  The comment above each
  * scanner maps its steps to the alternatives.  Not here: any pattern a user
- * writes (Python's regex module handles those).
+ * writes (Python's regex module handles those).  Text level, like pretok.h.
  */
 #include "pretok.h"
 

@@ -7,12 +7,15 @@
  * pattern stays on the Python side.  Character classes come from
  * unicode_tables.inc, read off tiktoken's own engine by
  * csrc/gen_unicode_tables.py: tiktoken's Unicode version, not the newest.
+ * Text level (bpe.h names the layers): it reads UTF-8 and knows Unicode's
+ * character classes.
  */
 #ifndef PYBPE_PRETOK_H
 #define PYBPE_PRETOK_H
 
 #include <stddef.h>
 
+/* cffi-begin: pybpe/_build.py makes Python's declarations from here */
 #define BPE_PRETOK_GPT2 1   /* patterns.GPT2 (= GPT2_POSSESSIVE) */
 #define BPE_PRETOK_CL100K 2 /* patterns.CL100K */
 #define BPE_PRETOK_O200K 3  /* patterns.O200K */
@@ -37,5 +40,6 @@ size_t bpe_pretok_split(int pattern, const unsigned char *text, size_t len,
  * points first, first + 1, ... to out; code points past U+10FFFF are other.
  * For tests that compare the tables with tiktoken. */
 void bpe_pretok_classes(unsigned long first, size_t n, unsigned char *out);
+/* cffi-end */
 
 #endif /* PYBPE_PRETOK_H */

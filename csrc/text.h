@@ -26,6 +26,7 @@
 
 #include "bpe.h"
 
+/* cffi-begin: pybpe/_build.py makes Python's declarations from here */
 /* ---------------------------------------------------------------------
  * Word counting and the initial word table (counter.c).
  * ------------------------------------------------------------------- */
@@ -123,5 +124,6 @@ int bpe_encode_text(const bpe_merger *merger, const bpe_symtab *symtab,
                     int units, const char *marker, size_t marker_len,
                     uint32_t unk, int split, const char *text, size_t len,
                     uint32_t *out, size_t out_cap, size_t *n_out);
+/* cffi-end */
 
 #endif /* PYBPE_TEXT_H */

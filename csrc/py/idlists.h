@@ -36,6 +36,7 @@
 
 #include "bpe.h"
 
+/* cffi-begin: pybpe/_build.py makes Python's declarations from here */
 /* The largest ID bpe_idlists_marshal takes (its scratch table has one
  * 4-byte entry per ID up to the largest one present: 16 MB at most). */
 #define BPE_IDLISTS_MAX_ID 0x3fffffu
@@ -59,5 +60,6 @@ int bpe_idlists_marshal(const uint32_t *ids, const size_t *ends, size_t n_lists,
  * not overlap.  Returns BPE_OK, BPE_EINVAL (NULL with n > 0) or BPE_ETOOBIG
  * if an ID is above 65535 (out is then partly written). */
 int bpe_ids_to_u16(const uint32_t *ids, size_t n, uint16_t *out);
+/* cffi-end */
 
 #endif
