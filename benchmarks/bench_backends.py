@@ -8,9 +8,9 @@ Run with `make bench`; the MB/s figures are in each row's extra_info.
 import pytest
 
 import pybpe
-from pybpe import _backend
+from pybpe import core as backends
 
-BACKENDS = _backend.available()
+BACKENDS = backends.available()
 SLICE = 1_000_000       # characters of Shakespeare used for both benchmarks
 TRAIN_VOCAB = 2000
 

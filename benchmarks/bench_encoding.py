@@ -13,7 +13,7 @@ import os
 
 import pytest
 
-from pybpe import _backend
+from pybpe import core as backends
 from pybpe.registry import get_encoding
 
 SHAKESPEARE = os.environ.get("PYBPE_SHAKESPEARE",
@@ -33,7 +33,7 @@ def corpus():
 def _reference(name, text):
     # One correct answer per encoding, computed once: pybpe's fastest backend.
     if name not in _REFERENCE:
-        _REFERENCE[name] = get_encoding(name, backend=_backend.available()[0]).encode_ordinary(text)
+        _REFERENCE[name] = get_encoding(name, backend=backends.available()[0]).encode_ordinary(text)
     return _REFERENCE[name]
 
 
@@ -59,7 +59,7 @@ def _run(benchmark, encode, name, text, label):
 
 
 @pytest.mark.parametrize("name", NAMES)
-@pytest.mark.parametrize("backend", _backend.available())
+@pytest.mark.parametrize("backend", backends.available())
 def test_pybpe(benchmark, corpus, name, backend):
     enc = get_encoding(name, backend=backend)
     _run(benchmark, enc.encode_ordinary, name, corpus, "pybpe-" + backend)
@@ -81,7 +81,7 @@ def _documents(text, n=1000):
 def test_pybpe_c_batch(benchmark, corpus, name, threads):
     """encode_ordinary_batch of Shakespeare cut into ~1,000 documents: the
     2-thread figure over the 1-thread one is the scaling issue 5 asks for."""
-    if "c" not in _backend.available():
+    if "c" not in backends.available():
         pytest.skip("the C backend is not built")
     enc = get_encoding(name, backend="c")
     docs = _documents(corpus)

@@ -13,12 +13,12 @@ import tempfile
 import pytest
 
 import pybpe
-from pybpe import _backend
+from pybpe import core as backends
 
 from conftest import shared_path
 
 VOCAB = 8000
-BACKENDS = _backend.available()
+BACKENDS = backends.available()
 GROUP = "train Shakespeare to %d entries, whole job, single thread" % VOCAB
 
 

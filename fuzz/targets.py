@@ -35,11 +35,11 @@ import tempfile
 import regex
 
 import pybpe
-from pybpe import _backend, patterns, reference
+from pybpe import core as backends, patterns, reference
 from pybpe import formats
 from pybpe.errors import FormatError
 
-BACKENDS = _backend.available()
+BACKENDS = backends.available()
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED_DATA = os.environ.get("PYBPE_SHARED_DATA") or os.path.join(ROOT, "..", "shared", "data")
 

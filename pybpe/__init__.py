@@ -10,7 +10,7 @@ The tiktoken-compatible side (`pybpe.get_encoding("o200k_base")`,
 `pybpe.encoding_for_model("gpt-4o")`, `pybpe.Encoding`) is loaded on first
 use, so importing pybpe stays cheap.
 """
-from . import _backend
+from . import core
 from .errors import FormatError, PatternTimeout, UnicodeVersionWarning
 from .tokenizer import BPETokenizer, CharTokenizer, Tokenizer, load
 
@@ -39,7 +39,7 @@ _LAZY = {
 
 def backend():
     """The backend pybpe uses by default here: "c" or "python"."""
-    return _backend.resolve(None)
+    return core.resolve(None)
 
 
 def count_words(corpus, **flavour_options):

@@ -1,8 +1,8 @@
 """pybpe.Encoding: a drop-in for tiktoken.Encoding, with the same IDs.
 
 An Encoding is a byte-level BPE: a regex cuts the text into pieces, each
-piece's UTF-8 bytes are merged by rank (pybpe._cranks in C, pybpe._pyranks in
-Python -- identical results), and special tokens such as <|endoftext|> are
+piece's UTF-8 bytes are merged by rank (the backend's RankTable: pybpe.core,
+C or Python -- identical results), and special tokens such as <|endoftext|> are
 matched only where the caller allows them.  Loading rank files and the
 registry of named encodings live in pybpe.formats and pybpe.registry.  Every
 public method of tiktoken.Encoding is here, and its underscored ones that
@@ -22,8 +22,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import regex
 
-from . import _backend, _bounded, _unicode, patterns
-from ._pyranks import byte_pair_merge
+from . import _bounded, _unicode, core, patterns
+from .core.spec.merge import byte_pair_merge
 from ._encode_file import encode_file as _encode_file, typecode as _typecode
 from .specials import special_regex
 
@@ -59,17 +59,6 @@ def _slice_bounds(lengths, num_threads):
             goal = max(smallest, (total - taken) // (2 * num_threads))
     bounds.append(len(lengths))
     return bounds
-
-
-def _ranks_module(backend):
-    """pybpe._cranks or pybpe._pyranks for a backend name (see _backend.resolve)."""
-    if _backend.resolve(backend) == "c":
-        from . import _cranks  # late: the C extension is optional (absent without a compiler)
-
-        return _cranks
-    from . import _pyranks  # (imported at the top too, for byte_pair_merge)
-
-    return _pyranks
 
 
 # tiktoken's surrogate rule (pairs -> the character, lone ones -> U+FFFD),
@@ -199,8 +188,8 @@ class Encoding:
         if lookup_whole_piece is None:
             lookup_whole_piece = merges is None
         self._lookup_whole_piece = bool(lookup_whole_piece)
-        self._backend_name = _backend.resolve(backend)
-        module = _ranks_module(self._backend_name)
+        self._backend_name = core.resolve(backend)
+        module = core.get(self._backend_name)
         tokens = list(self._mergeable_ranks)
         self._table = module.RankTable(tokens, [self._mergeable_ranks[t] for t in tokens],
                                        merges=triples, whole_piece=self._lookup_whole_piece)
@@ -581,7 +570,7 @@ class Encoding:
         backend) the list is cut into slices of consecutive texts and each
         slice is one C call that runs without the GIL; only the UTF-8 encoding
         and the building of the result lists (from a marshal stream, see
-        pybpe/_cranks.py) hold it.  There are several slices per thread, so
+        pybpe/core/native/ranks.py) hold it.  There are several slices per thread, so
         one thread builds its lists while another is in C.  On the Python
         backend the texts are encoded one after another on the calling
         thread: pure-Python work cannot share the GIL.

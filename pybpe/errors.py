@@ -11,7 +11,7 @@ warning: UnicodeVersionWarning, for a model trained with other Unicode
 tables than the running ones.
 
 raise_for_status is the one map from a C status code (csrc/bpe.h's BPE_E*)
-to a Python exception, used by both cffi wrappers (_ccore, _cranks).  It
+to a Python exception, used by both cffi wrappers (pybpe/core/native/).  It
 reads the codes from the compiled library it is given, so this module never
 imports the extension (pybpe works without it) and no number is copied.
 """

@@ -28,7 +28,7 @@ import reprlib
 import stat
 
 from . import patterns
-from ._pyranks import byte_pair_merge
+from .core.spec.merge import byte_pair_merge
 from ._atomic import atomic_write, same_file
 from .errors import FormatError
 

@@ -41,7 +41,7 @@ import os
 import pkgutil
 import threading
 
-from . import patterns
+from . import core, patterns
 from .errors import FormatError
 from .formats import load_tiktoken_bpe
 
@@ -249,12 +249,11 @@ def get_encoding(name, *, path=None, backend=None):
         >>> get_encoding("o200k_base").encode("hello world")
         [24912, 2375]
     """
-    from . import _backend  # late, as the next line
     from .encoding import Encoding  # late: encoding imports registry back (unpickling by name)
 
     if not isinstance(name, str):
         raise ValueError("an encoding name must be a str, not %s" % type(name).__name__)
-    resolved = _backend.resolve(backend)
+    resolved = core.resolve(backend)
     key = (name, None if path is None else os.path.abspath(path), resolved)
     enc = _cache.get(key)
     if enc is not None:

@@ -18,7 +18,7 @@ import warnings
 from concurrent.futures import ThreadPoolExecutor
 from itertools import islice
 
-from . import _backend, _bounded, _unicode
+from . import _bounded, _unicode, core
 from ._atomic import atomic_write
 from .errors import FormatError, UnicodeVersionWarning
 from .flavours import _DEFAULT, UNK, WHITESPACE, Flavour, _presets
@@ -101,8 +101,8 @@ class BPETokenizer(Tokenizer):
         self.flavour = Flavour(pretokenizer=pretokenizer, end_of_word=end_of_word, marker=marker,
                                byte_level=byte_level, lowercase=lowercase)
         self.special_tokens = _check_specials(special_tokens)
-        self.backend = _backend.resolve(backend)
-        self._core = _backend.get(self.backend)
+        self.backend = core.resolve(backend)
+        self._core = core.get(self.backend)
         self._state = _State(self)
 
     # -- state -------------------------------------------------------------------

@@ -19,9 +19,9 @@ import sys
 import pytest
 
 import pybpe
-from pybpe import _backend
+from pybpe import core as backends
 
-BACKENDS = _backend.available()
+BACKENDS = backends.available()
 PACKAGE = os.path.dirname(os.path.abspath(pybpe.__file__))
 OLD_CORPUS = ["low", "low", "lower", "newest", "widest"]
 NEW_CORPUS = ["the cat sat on the mat", "the rat ate the hat", "that is that"]

@@ -15,16 +15,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pybpe import _backend, _pycore, reference
+from pybpe import core as backends
+from pybpe import reference
+from pybpe.core.spec import merger as spec_merger
 
-BACKENDS = _backend.available()
+BACKENDS = backends.available()
 HYPOTHESIS = dict(deadline=None, derandomize=True,
                   suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
 def core(request):
-    return _backend.get(request.param)
+    return backends.get(request.param)
 
 
 # -- helpers ---------------------------------------------------------------------------
@@ -380,8 +382,8 @@ def test_pycore_long_word_path_equals_sweep(case):
     # The python Merger switches from a rescanning loop to a heap past
     # _SHORT_WORD symbols; force the heap path on every word.
     merges, word = case
-    with mock.patch.object(_pycore, "_SHORT_WORD", 1):
-        assert _pycore.Merger(merges).apply_merges(word) == sweep(word, merges)
+    with mock.patch.object(spec_merger, "_SHORT_WORD", 1):
+        assert spec_merger.Merger(merges).apply_merges(word) == sweep(word, merges)
 
 
 # -- long and degenerate inputs: no quadratic time --------------------------------------

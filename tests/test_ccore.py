@@ -1,4 +1,4 @@
-"""Tests of the C backend's wrapper (pybpe._ccore) itself.
+"""Tests of the C backend's wrapper (pybpe.core.native.core) itself.
 
 What tests/test_backends.py (one suite, both backends) does not cover: the
 wrapper's argument validation (a bad ID is a TypeError/ValueError, never a
@@ -13,7 +13,7 @@ import random
 
 import pytest
 
-ccore = pytest.importorskip("pybpe._ccore")
+ccore = pytest.importorskip("pybpe.core.native.core")
 from pybpe._bpe_c import lib  # noqa: E402
 
 NO = ccore.NO_SYMBOL
@@ -131,7 +131,7 @@ def test_trainer_validation():
 
 
 def test_pure_python_objects_are_rejected():
-    from pybpe import _pycore
+    from pybpe.core import spec as _pycore
     pw = _pycore.WordTable([([0, 1], 1)])
     for f in (ccore.count_pairs, ccore.find_best_pair):
         with pytest.raises(TypeError):

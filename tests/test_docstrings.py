@@ -1,6 +1,6 @@
 """The examples in pybpe's docstrings are real: run each module's doctests.
 
-The C-wrapper modules (_ccore, _cranks) need the extension and are skipped
+The C-wrapper modules (pybpe.core.native) need the extension and are skipped
 without it; their pure-Python twins always run.
 """
 import doctest
@@ -10,16 +10,16 @@ import pkgutil
 import pytest
 
 import pybpe
-from pybpe import _backend
+from pybpe import core as backends
 
-_NEEDS_C = {"pybpe._ccore", "pybpe._cranks", "pybpe._bpe_c"}
+_NEEDS_C = {"pybpe.core.native", "pybpe.core.native.core", "pybpe.core.native.ranks", "pybpe._bpe_c"}
 MODULES = sorted(m.name for m in pkgutil.walk_packages(pybpe.__path__, "pybpe.")
                  if m.name not in ("pybpe.__main__", "pybpe._build"))
 
 
 @pytest.mark.parametrize("name", MODULES)
 def test_module_doctests(name):
-    if name in _NEEDS_C and "c" not in _backend.available():
+    if name in _NEEDS_C and "c" not in backends.available():
         pytest.skip("the C extension is not built")
     module = importlib.import_module(name)
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS, report=True)

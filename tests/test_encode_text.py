@@ -1,4 +1,4 @@
-"""Merger.encode_text (encode_text.c's bpe_encode_text and its _pycore twin): the one-call
+"""Merger.encode_text (encode_text.c's bpe_encode_text and its pybpe.core.spec twin): the one-call
 path BPETokenizer.encode takes for the str.split() and whole-text pre-tokenizers.
 
 Checked three ways on every flavour that path serves: the C core, the Python core
@@ -14,10 +14,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pybpe
-from pybpe import _backend
+from pybpe import core as backends
 from pybpe.tokenizer import _ONE_CALL_MIN_CHARS
 
-BACKENDS = _backend.available()
+BACKENDS = backends.available()
 HYPOTHESIS = dict(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 
 # Every character str.split() cuts at.
@@ -119,7 +119,7 @@ def test_unknown_characters_become_unk(flavour):
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_core_arguments(backend):
-    core = _backend.get(backend)
+    core = backends.get(backend)
     symtab = core.SymbolTable([b"<UNK>", b"a", b"b", b"a "])
     merger = core.Merger([(1, 2, symtab.intern(b"ab"))])
     assert merger.encode_text(symtab, "suffix", " ", 0, "aba ab") == [4, 3, 1, 0]

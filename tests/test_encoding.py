@@ -19,12 +19,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pybpe
-from pybpe import _backend, _pyranks, _unicode, patterns
+from pybpe import _unicode, patterns
+from pybpe import core as backends
+from pybpe.core.spec import merge
 from pybpe.encoding import Encoding
 from pybpe.registry import get_encoding, list_encoding_names
 from conftest import offline_tiktoken, shakespeare
 
-BACKENDS = _backend.available()
+BACKENDS = backends.available()
 DATA = os.path.join(os.path.dirname(os.path.abspath(pybpe.__file__)), "data")  # the installed package's rank files
 NAMES = ["gpt2", "cl100k_base"]
 PATTERNS = {"gpt2": patterns.GPT2, "cl100k_base": patterns.CL100K}
@@ -349,7 +351,7 @@ def test_linear_and_heap_merges_agree(case):
         return None if r is None else (r, a + b)
 
     parts = [bytes([b]) for b in piece.encode()]
-    assert _pyranks._merge_linear(parts, rule) == _pyranks._merge_heap(parts, rule)
+    assert merge.merge_linear(parts, rule) == merge.merge_heap(parts, rule)
     expected = None
     for backend in BACKENDS:
         enc = Encoding("r", pat_str=r"[abc]+", mergeable_ranks=ranks, special_tokens={}, backend=backend,
@@ -367,10 +369,9 @@ def test_linear_and_heap_merges_agree(case):
 
 
 def test_threshold_is_shared():
-    assert _pyranks.HEAP_THRESHOLD == 100
+    assert merge.HEAP_THRESHOLD == backends.get("python").HEAP_THRESHOLD == 100
     if "c" in BACKENDS:
-        from pybpe import _cranks
-        assert _cranks.HEAP_THRESHOLD == _pyranks.HEAP_THRESHOLD
+        assert backends.get("c").HEAP_THRESHOLD == merge.HEAP_THRESHOLD
 
 
 # -- huge and degenerate inputs --------------------------------------------------------
@@ -427,8 +428,7 @@ def test_time_grows_linearly(backend, name, kind):
 def _c_split():
     if "c" not in BACKENDS:
         pytest.skip("the C backend is not built")
-    from pybpe import _cranks
-    return _cranks
+    return backends.get("c")
 
 
 _scanner_text = st.lists(st.one_of(st.text(_chars, max_size=6), st.sampled_from(_TRICKY),

@@ -10,10 +10,10 @@ caches) must never lose an entry the current call still needs.
 import pytest
 
 import pybpe
-from pybpe import _backend, reference
+from pybpe import core as backends, reference
 from pybpe.errors import COUNT_OVERFLOW
 
-BACKENDS = _backend.available()
+BACKENDS = backends.available()
 MAX = 2**64 - 1
 
 
@@ -24,7 +24,7 @@ def backend(request):
 
 @pytest.fixture
 def core(backend):
-    return _backend.get(backend)
+    return backends.get(backend)
 
 
 def overflow(what):
@@ -180,16 +180,16 @@ def test_word_cache_at_every_fill_level(backend, monkeypatch, limit, options):
 def test_python_piece_caches_at_every_fill_level(monkeypatch):
     # The Python backend's Encoding piece cache and Merger word cache clear
     # when full; a clear in the middle of a call must not change its result.
-    from pybpe import _pycore, _pyranks
+    from pybpe.core.spec import merger as spec_merger, ranks as spec_ranks
 
     enc = pybpe.get_encoding("gpt2", backend="python")
     text = "hello hello world, the world says hello to the wide world of words " * 3
     want = enc.encode(text)
-    monkeypatch.setattr(_pyranks, "_CACHE_SIZE", 2)
-    table = _pyranks.RankTable(list(enc._mergeable_ranks), list(enc._mergeable_ranks.values()))
+    monkeypatch.setattr(spec_ranks, "_CACHE_SIZE", 2)
+    table = spec_ranks.RankTable(list(enc._mergeable_ranks), list(enc._mergeable_ranks.values()))
     assert table.encode_pieces(enc._pat.findall(text)) == want
-    monkeypatch.setattr(_pycore, "_CACHE_LIMIT", 2)
-    merger = _pycore.Merger([(0, 1, 3), (3, 2, 4)])
+    monkeypatch.setattr(spec_merger, "_CACHE_LIMIT", 2)
+    merger = spec_merger.Merger([(0, 1, 3), (3, 2, 4)])
     words = [[0, 1], [0, 1, 2], [2, 2], [0, 1], [1, 0], [0, 1, 2]]
     assert merger.encode_words(words) == [merger.apply_merges(w) for w in words]
 
@@ -251,7 +251,7 @@ def test_overflow_exactly_when_a_true_count_passes_64_bits(seed):
                   ([a, bc], rng.choice([1, 2, 2**61])), ([ab, c], rng.choice([1, 2, 2**61]))]
         rng.shuffle(words)
     target = len(base) + 6
-    outcomes = {b: _outcome(_backend.get(b), base, words, target) for b in BACKENDS}
+    outcomes = {b: _outcome(backends.get(b), base, words, target) for b in BACKENDS}
     merges, error = outcomes[BACKENDS[0]]
     assert all(o == (merges, error) for o in outcomes.values())
     _, expected = reference.learn([(tuple(base[s] for s in w), f) for w, f in words], base, target)

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 import pybpe
-from pybpe import _backend, reference
+from pybpe import core as backends, reference
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "csrc" / "examples"
@@ -322,7 +322,7 @@ def expected_chapter_rows(merges):
     return out
 
 
-@pytest.mark.parametrize("backend", _backend.available())
+@pytest.mark.parametrize("backend", backends.available())
 def test_chapter_trace_matches_spec(backend):
     out = chapter_trace(backend)
     assert "(%s backend)" % backend in out

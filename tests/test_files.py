@@ -25,9 +25,9 @@ import threading
 import pytest
 
 import pybpe
-from pybpe import _atomic, _backend, formats
+from pybpe import _atomic, core as backends, formats
 
-BACKENDS = _backend.available()
+BACKENDS = backends.available()
 CORPUS = ["the cat sat on the mat", "the rat ate the hat", "that is that"] * 3
 TEXT = "the cat sat on the mat. " * 200
 ROOT = hasattr(os, "geteuid") and os.geteuid() == 0

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import pybpe
-from pybpe import _backend, patterns
+from pybpe import core as backends, patterns
 from pybpe.encoding import Encoding
 from pybpe.errors import FormatError
 from pybpe.formats import (bytes_to_unicode, dump_gpt2_bpe, dump_hf_tokenizer, dump_tiktoken_bpe, load_gpt2_bpe,
@@ -25,7 +25,7 @@ from pybpe.formats import (bytes_to_unicode, dump_gpt2_bpe, dump_hf_tokenizer, d
 from pybpe.registry import get_encoding
 from conftest import shakespeare, shared_path
 
-BACKENDS = _backend.available()
+BACKENDS = backends.available()
 SAMPLE = (
     "First Citizen:\nBefore we proceed any further, hear me speak.\n\nAll:\nSpeak, speak.\n"
     "  It's 2024 -- naïve café, 東京, שלום, 👩\u200d👩\u200d👧!!  \t\r\n  trailing   "

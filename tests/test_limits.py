@@ -14,9 +14,9 @@ import time
 import pytest
 
 import pybpe
-from pybpe import _backend
+from pybpe import core as backends
 
-BACKENDS = _backend.available()
+BACKENDS = backends.available()
 
 
 @pytest.fixture(params=BACKENDS)
@@ -90,7 +90,7 @@ def naive_pair_count(ranks):
 
 @pytest.mark.parametrize("seed", range(30))
 def test_c_pair_table_is_every_split_into_two_parts(seed):
-    cranks = pytest.importorskip("pybpe._cranks")
+    cranks = pytest.importorskip("pybpe.core.native.ranks")
     rng = random.Random(seed)
     alphabet = b"ab\xff" if seed % 2 else b"abc"
     ranks = {}

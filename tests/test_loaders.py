@@ -19,9 +19,9 @@ import threading
 import pytest
 
 import pybpe
-from pybpe import _backend, formats, registry
+from pybpe import core as backends, formats, registry
 
-BACKENDS = _backend.available()
+BACKENDS = backends.available()
 DEEP = "[" * 100_000 + "]" * 100_000
 BIG_INT = "9" * 5000
 

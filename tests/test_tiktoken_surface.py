@@ -19,11 +19,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pybpe
-from pybpe import _backend, model, registry
+from pybpe import core as backends, model, registry
 from pybpe.registry import get_encoding, list_encoding_names
 from conftest import offline_tiktoken, shakespeare
 
-BACKENDS = _backend.available()
+BACKENDS = backends.available()
 DATA = os.path.join(os.path.dirname(os.path.abspath(pybpe.__file__)), "data")
 NAMES = list(registry._BUILTIN)
 # Names with distinct (ranks, pattern) pairs: parity on these covers the rest.

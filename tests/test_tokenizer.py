@@ -12,10 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pybpe
-from pybpe import _backend, reference
+from pybpe import core as backends, reference
 from pybpe.flavours import Flavour
 
-BACKENDS = _backend.available()
+BACKENDS = backends.available()
 CORPUS = ["low", "low", "lower", "newest", "widest"]
 
 

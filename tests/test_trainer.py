@@ -2,7 +2,7 @@
 
 The trainers' merge-by-merge parity with pybpe.reference on random corpora is
 in test_backends.py / test_tokenizer.py; this file covers what feeds them:
-the WordCounter (C: csrc/counter.c, Python: _pycore.WordCounter) against
+the WordCounter (C: csrc/counter.c, Python: pybpe.core.spec.counter.WordCounter) against
 str.split() + dict counting on text over every code point, streaming from
 lists, generators and open files, merging partial counts, C == Python on
 every flavour, the options (max_token_length, min_frequency, progress), and
@@ -16,9 +16,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pybpe
-from pybpe import _backend
+from pybpe import core as backends
 
-BACKENDS = _backend.available()
+BACKENDS = backends.available()
 HYPOTHESIS = dict(deadline=None, derandomize=True, max_examples=300,
                   suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures",
@@ -37,7 +37,7 @@ def test_whitespace_list_is_pythons():
 
 @pytest.fixture(scope="module", params=BACKENDS)
 def core(request):
-    return _backend.get(request.param)
+    return backends.get(request.param)
 
 
 def split_count(texts):

@@ -18,13 +18,13 @@ import pytest
 import regex
 
 import pybpe
-from pybpe import _backend, _unicode, patterns
+from pybpe import core as backends, _unicode, patterns
 from pybpe.encoding import Encoding
 from pybpe.flavours import Flavour
 from pybpe.registry import get_encoding
 from conftest import offline_tiktoken
 
-BACKENDS = _backend.available()
+BACKENDS = backends.available()
 PRESETS = {"gpt2": patterns.GPT2, "cl100k_base": patterns.CL100K, "o200k_base": patterns.O200K}
 # The code points issue 11 names: unassigned in tiktoken's Unicode 16, letters in 17.
 NAMED = ["\u0558", "\ua7ce", "\U0003d000"]

@@ -17,7 +17,8 @@ own `merge_pair` (C or pure Python, whichever backend the tokenizer uses).
 import argparse
 import sys
 
-from .. import BPETokenizer, _backend
+from .. import BPETokenizer
+from .. import core as backends
 
 CORPUS = ["low", "low", "lower", "newest", "widest"]
 PROBES = ["lowest", "naïve widest"]
@@ -41,7 +42,7 @@ def rank_table(tok, corpus=CORPUS):
     >>> rank_table(train(23, backend="python"))
     [(0, ('l', 'o'), 3, 21, 2), (1, ('lo', 'w '), 2, 22, 1)]
     """
-    core = _backend.get(tok.backend)
+    core = backends.get(tok.backend)
     ids = tok.token_to_id
     words = core.WordTable()
     for word, freq in tok.count_words(corpus).items():
@@ -102,10 +103,10 @@ def main(argv=None):
                                      description="TinyTorch Module 10's BPE trace on pybpe.")
     parser.add_argument("--vocab-size", type=int, action="append", dest="sizes",
                         help="target vocabulary size (repeatable; default: 25 and 100)")
-    parser.add_argument("--backend", choices=_backend.NAMES, default=None,
+    parser.add_argument("--backend", choices=backends.NAMES, default=None,
                         help="core to use (default: $PYBPE_BACKEND, then auto)")
     args = parser.parse_args(argv)
-    backend = _backend.resolve(args.backend)
+    backend = backends.resolve(args.backend)
     print("TinyTorch Module 10 -- the chapter's BPE trace on pybpe (%s backend)" % backend)
     print("corpus: %r, chapter flavour (end-of-word space glued on: 'w' != 'w ')" % (CORPUS,))
     for size in args.sizes or DEFAULT_SIZES:

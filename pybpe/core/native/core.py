@@ -1,6 +1,6 @@
 """The C backend: a thin cffi wrapper around csrc/ (module pybpe._bpe_c).
 
-Same names, arguments and results as pybpe._pycore (docs/backends.md); this
+Same names, arguments and results as its pure-Python twin, pybpe.core.spec (docs/backends.md); this
 file only converts, validates and maps errors.  Arguments are checked here,
 before C sees them (the C core never trusts Python to be careful, but a
 clear TypeError/ValueError naming the bad item is Python's job); C status
@@ -14,8 +14,8 @@ runs let other threads work.
 from array import array
 from itertools import accumulate, chain
 
-from pybpe._bpe_c import ffi, lib
-from pybpe.errors import raise_for_status
+from ..._bpe_c import ffi, lib
+from ...errors import raise_for_status
 
 __all__ = [
     "NO_SYMBOL", "SymbolTable", "WordTable", "count_pairs", "find_best_pair",
@@ -23,7 +23,7 @@ __all__ = [
 ]
 
 # True: a call runs compiled, without the GIL, so one big call and threads pay
-# (pybpe._pycore: False).  For speed choices only; both
+# (pybpe.core.spec: False).  For speed choices only; both
 # cores give the same results.
 COMPILED = True
 NO_SYMBOL = 0xFFFFFFFF
@@ -33,14 +33,14 @@ _RUN_CHUNK = 4096  # merges fetched per bpe_trainer_run call
 
 
 def _check(status, what):
-    """Turn a C status into an exception (errors.raise_for_status, shared with _cranks)."""
+    """Turn a C status into an exception (errors.raise_for_status, shared with native.ranks)."""
     return raise_for_status(status, what, lib)
 
 
 def _check_int(value, name, low, high):
     if not isinstance(value, int):
         raise TypeError("%s must be an int, not %s" % (name, type(value).__name__))
-    if not low <= value <= high:  # (spelt as _pycore spells the uint64 bound)
+    if not low <= value <= high:  # (spelt as the spec spells the uint64 bound)
         raise ValueError("%s must be in %d..%s, got %d"
                          % (name, low, "2**64-1" if high == _MAX_U64 else high, value))
     return int(value)
@@ -226,7 +226,7 @@ class WordTable:
 
 def _words_ptr(words, what):
     if not isinstance(words, WordTable):
-        raise TypeError("%s needs a _ccore.WordTable, not %s" % (what, type(words).__name__))
+        raise TypeError("%s needs a native.WordTable, not %s" % (what, type(words).__name__))
     return words._ptr
 
 
@@ -276,7 +276,7 @@ class Trainer:
 
     def __init__(self, symtab, words, *, min_frequency=1, max_token_units=0):
         if not isinstance(symtab, SymbolTable):
-            raise TypeError("Trainer needs a _ccore.SymbolTable, not %s" % type(symtab).__name__)
+            raise TypeError("Trainer needs a native.SymbolTable, not %s" % type(symtab).__name__)
         words_ptr = _words_ptr(words, "Trainer")
         min_frequency = _check_int(min_frequency, "min_frequency", 1, _MAX_U64)
         max_token_units = _check_int(max_token_units, "max_token_units", 0, NO_SYMBOL)
@@ -359,7 +359,7 @@ class Merger:
         WordCounter.word_table does (NO_SYMBOL when absent), merged, with
         NO_SYMBOL replaced by `unk`; all words' IDs concatenated."""
         if not isinstance(symtab, SymbolTable):
-            raise TypeError("encode_text needs a _ccore.SymbolTable, not %s" % type(symtab).__name__)
+            raise TypeError("encode_text needs a native.SymbolTable, not %s" % type(symtab).__name__)
         mode, mark = _units_marker(units, marker)
         unk = _check_int(unk, "unk", 0, NO_SYMBOL)
         data = _utf8(text, "text")
@@ -464,7 +464,7 @@ class WordCounter:
         """A WordTable of every word's initial symbols (IDs in symtab, NO_SYMBOL
         when absent) with its count; units is "bytes", "chars", "suffix" or "symbol"."""
         if not isinstance(symtab, SymbolTable):
-            raise TypeError("word_table needs a _ccore.SymbolTable, not %s" % type(symtab).__name__)
+            raise TypeError("word_table needs a native.SymbolTable, not %s" % type(symtab).__name__)
         mode, mark = _units_marker(units, marker)
         table = WordTable()
         _check(lib.bpe_counter_word_table(self._ptr, symtab._ptr, mode, mark, len(mark),

@@ -1,6 +1,15 @@
-"""Choosing a backend: the C core when it was compiled, pure Python otherwise.
+"""pybpe's core, in two interchangeable implementations, and the one switch
+between them: the C core when it was compiled, pure Python otherwise.
 
-Both backends implement docs/backends.md with identical results.  The choice
+    pybpe.core.spec     pure Python, the specification: one module per C file
+                        (symtab, words, trainer, merger, counter, encode_text,
+                        ranks; merge is the ranks side's loop)
+    pybpe.core.native   the C core (csrc/) through cffi: core.py wraps the
+                        chapter's files, ranks.py the tiktoken side's
+
+Both implement docs/backends.md, name for name (tests/test_twins.py), with
+identical results; `get` returns either, and callers never ask which they
+hold -- COMPILED says only whether calls run without the GIL.  The choice
 is made per tokenizer (`backend="auto" | "c" | "python"`), defaulting to the
 environment variable PYBPE_BACKEND, then to "auto".  When "auto" finds no
 compiled extension it says so once (a RuntimeWarning), unless the user asked
@@ -49,9 +58,11 @@ def resolve(name=None):
 
 
 def get(name=None):
-    """The backend module for `name` (see resolve)."""
+    """The backend for `name` (see resolve): pybpe.core.native or
+    pybpe.core.spec, each holding the whole interface (symbol table to rank
+    table).  Imported here, on demand: the C extension is optional."""
     resolved = resolve(name)
-    return importlib.import_module("pybpe._ccore" if resolved == "c" else "pybpe._pycore")
+    return importlib.import_module("pybpe.core.native" if resolved == "c" else "pybpe.core.spec")
 
 
 def _warn_once():

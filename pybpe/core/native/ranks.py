@@ -1,6 +1,6 @@
 """Rank-table byte-pair merging in C: a thin cffi wrapper around csrc/ranks.c.
 
-Same names, arguments and results as pybpe._pyranks (its specification).
+Same names, arguments and results as pybpe.core.spec.ranks (its specification).
 This layer only converts (pieces -> one UTF-8 buffer and an array of piece
 lengths), checks arguments Python-side, maps status codes to exceptions and
 ties the C table's lifetime to the Python object.  One C call encodes all
@@ -11,14 +11,14 @@ import marshal
 from array import array
 from itertools import accumulate
 
-from ._bpe_c import ffi, lib
-from .errors import raise_for_status
+from ..._bpe_c import ffi, lib
+from ...errors import raise_for_status
 
 HEAP_THRESHOLD = lib.BPE_RANKS_HEAP_THRESHOLD
 
 
 def _check(status, what):
-    # The one status -> exception map (shared with _ccore); BPE_EINVAL from
+    # The one status -> exception map (shared with native.core); BPE_EINVAL from
     # an encode means a byte without a token.
     raise_for_status(status, what, lib, "invalid input (for encoding: a byte of the text "
                      "has no token in this vocabulary)")
@@ -37,10 +37,6 @@ _ARRAY_CODES = {size: next(c for c in "HILQ" if array(c).itemsize == size) for s
 PRESET_GPT2 = lib.BPE_PRETOK_GPT2
 PRESET_CL100K = lib.BPE_PRETOK_CL100K
 PRESET_O200K = lib.BPE_PRETOK_O200K
-
-# True: a call runs compiled, without the GIL, so threads and one big call
-# pay (pybpe._pyranks: False).  For speed choices only; same results.
-COMPILED = True
 
 # The output buffer of a call is written by C before it is read, so it need
 # not be zeroed first.
@@ -133,7 +129,7 @@ def _id_lists(out, ends, n_lists, min_ids=None):
 
 
 class RankTable:
-    """Encodes pre-tokenized pieces to IDs; see pybpe._pyranks.RankTable.
+    """Encodes pre-tokenized pieces to IDs; see pybpe.core.spec.ranks.RankTable.
 
         >>> t = RankTable([b"a", b"b", b"ab"], [0, 1, 2])
         >>> t.encode_pieces(["ab", "ba", "aab"])

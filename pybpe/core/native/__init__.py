@@ -1,0 +1,18 @@
+"""The C backend: csrc/ compiled into pybpe._bpe_c, wrapped with cffi.
+
+    core.py     csrc/bpe.h and count.h: SymbolTable, WordTable, the literal
+                helpers, Trainer, Merger, WordCounter
+    ranks.py    csrc/ranks.h, pretok.h and py/idlists.h: RankTable, split
+
+Same names, arguments and results as pybpe.core.spec (tests/test_twins.py);
+importing this package needs the compiled extension.
+"""
+from .core import (COMPILED, NO_SYMBOL, UNITS, Merger, SymbolTable, Trainer, WordCounter, WordTable,
+                   count_pairs, find_best_pair, merge_pair)
+from .ranks import HEAP_THRESHOLD, PRESET_CL100K, PRESET_GPT2, PRESET_O200K, RankTable, split
+
+__all__ = [
+    "COMPILED", "NO_SYMBOL", "SymbolTable", "WordTable", "count_pairs", "find_best_pair", "merge_pair",
+    "Trainer", "Merger", "WordCounter", "UNITS",
+    "HEAP_THRESHOLD", "PRESET_GPT2", "PRESET_CL100K", "PRESET_O200K", "split", "RankTable",
+]

@@ -1,0 +1,159 @@
+"""Word counting and initial symbols in pure Python: the specification of
+csrc/counter.c.  WordCounter counts the words of str.split() (the chapter's
+pre-tokenizer) or of given word lists; initial_symbols turns words into
+their initial symbol IDs for a units mode -- the one such function of the
+spec, which the tokenizer's flavours mirror for a single word.
+"""
+
+from ...errors import COUNT_OVERFLOW
+from .common import MAX_COUNT, NO_SYMBOL, check_count
+from .symtab import SymbolTable
+from .words import WordTable
+
+__all__ = ["UNITS", "WordCounter"]
+
+
+# ---------------------------------------------------------------------------
+# Word counting and the initial word table: the step before training.
+# ---------------------------------------------------------------------------
+
+UNITS = ("bytes", "chars", "suffix", "symbol")
+
+
+def marker_bytes(units, marker):
+    """The marker's UTF-8 for a units name (b"" unless "suffix" / "symbol"), checked."""
+    if units not in UNITS:
+        raise ValueError("units must be one of %s, not %r" % (", ".join(map(repr, UNITS)), units))
+    if units not in ("suffix", "symbol"):
+        return b""
+    mark = _utf8(marker, "marker")
+    if not mark:
+        raise ValueError("units %r needs a non-empty marker" % units)
+    return mark
+
+
+def initial_symbols(symtab, words, units, mark):
+    """Each word (str) -> its initial symbols' IDs in `symtab` (NO_SYMBOL
+    when absent): the one "word to initial symbols" of the spec, shared by
+    WordCounter.word_table and encode_text (csrc/counter.c's units).  `mark`
+    is the marker's UTF-8 (_marker_bytes).  An empty word has no symbols.
+
+        >>> t = SymbolTable([b"l", b"o", b"w "])
+        >>> initial_symbols(t, ["low", "ox"], "suffix", b" ")
+        [[0, 1, 2], [1, 4294967295]]
+    """
+    lookup, ids = symtab.lookup, {}
+
+    def symbol(unit):  # bytes -> ID, NO_SYMBOL when absent; cached per unit
+        found = ids.get(unit)
+        if found is None:
+            found = ids[unit] = lookup(unit)
+            if found < 0:
+                found = ids[unit] = NO_SYMBOL
+        return found
+
+    rows = []
+    for word in words:
+        if units == "bytes":
+            data = word.encode("utf-8", "surrogatepass")
+            rows.append([symbol(data[i:i + 1]) for i in range(len(data))])
+            continue
+        row = [symbol(c.encode("utf-8", "surrogatepass")) for c in word]
+        if units == "suffix" and word:
+            row[-1] = symbol(word[-1].encode("utf-8", "surrogatepass") + mark)
+        elif units == "symbol":
+            row.append(symbol(mark))
+        rows.append(row)
+    return rows
+
+
+def _utf8(text, what):
+    if not isinstance(text, str):
+        raise TypeError("%s must be str, not %s" % (what, type(text).__name__))
+    return text.encode("utf-8", "surrogatepass")
+
+
+# add_text adds at most one per word, so no count can pass 2**64 - 1 in it
+# unless some count is already this big (only add_words can get it there):
+# below it, add_text skips the per-word check.
+_BIG_COUNT = 2**63
+
+
+class WordCounter:
+    """Distinct words with counts, in first-appearance order.
+
+    >>> c = WordCounter(); c.add_text("to be or\u3000not to"); c.add_words(["be", ""], [2, 0])
+    >>> c.items(), c.characters()
+    ([('to', 2), ('be', 3), ('or', 1), ('not', 1), ('', 0)], ['b', 'e', 'n', 'o', 'r', 't'])
+    """
+
+    def __init__(self):
+        self._counts = {}
+        self._big = False  # has any count reached _BIG_COUNT (see add_text)?
+
+    def add_text(self, text):
+        """Count the words of text.split()."""
+        if not isinstance(text, str):
+            raise TypeError("text must be str, not %s" % type(text).__name__)
+        counts = self._counts
+        get = counts.get
+        if self._big:  # some count is near 2**64: check each addition, as C does
+            for word in text.split():
+                total = get(word, 0) + 1
+                if total > MAX_COUNT:
+                    raise OverflowError("WordCounter.add_text: %s" % COUNT_OVERFLOW)
+                counts[word] = total
+            return
+        for word in text.split():
+            counts[word] = get(word, 0) + 1
+
+    def add_words(self, words, frequencies=None):
+        """Count each of `words` (a list of str) once, or frequencies[i] times."""
+        words = words if isinstance(words, list) else list(words)
+        for k, w in enumerate(words):
+            if not isinstance(w, str):
+                raise TypeError("words[%d] must be str, not %s" % (k, type(w).__name__))
+        if frequencies is None:
+            frequencies = [1] * len(words)
+        else:
+            frequencies = list(frequencies)
+            if len(frequencies) != len(words):
+                raise ValueError("add_words: %d words but %d frequencies" % (len(words), len(frequencies)))
+            for k, f in enumerate(frequencies):
+                check_count(f, "word %d frequency" % k, 0)
+        counts = self._counts
+        get = counts.get
+        for word, f in zip(words, frequencies):
+            total = get(word, 0) + f
+            if total > MAX_COUNT:
+                raise OverflowError("WordCounter.add_words: %s" % COUNT_OVERFLOW)
+            counts[word] = total
+            if total >= _BIG_COUNT:
+                self._big = True
+
+    def __len__(self):
+        return len(self._counts)
+
+    def items(self):
+        """[(word, count)] in first-appearance order."""
+        return list(self._counts.items())
+
+    def characters(self):
+        """The distinct characters of all words, sorted (str of length 1)."""
+        return sorted(set("".join(self._counts)))
+
+    def word_table(self, symtab, units, marker=None):
+        """A WordTable of every word's initial symbols (IDs in symtab, NO_SYMBOL
+        when absent) with its count; units is "bytes", "chars", "suffix" or "symbol".
+
+        >>> t = SymbolTable([b"l", b"o", b"w "]); c = WordCounter(); c.add_text("low")
+        >>> c.word_table(t, "suffix", " ").symbols(0)
+        [0, 1, 2]
+        """
+        if not isinstance(symtab, SymbolTable):
+            raise TypeError("word_table needs a spec.SymbolTable, not %s" % type(symtab).__name__)
+        mark = marker_bytes(units, marker)
+        rows = initial_symbols(symtab, self._counts, units, mark)
+        table = WordTable()
+        table.add_many(rows, list(self._counts.values()))
+        return table
