@@ -47,8 +47,7 @@ static pt_char pt_at(const unsigned char *t, size_t len, size_t pos)
 {
     pt_char ch;
     unsigned char b = t[pos];
-    size_t n = b < 0x80 ? 1 : (b & 0xE0) == 0xC0 ? 2 : (b & 0xF0) == 0xE0 ? 3
-             : (b & 0xF8) == 0xF0 ? 4 : 0;
+    size_t n = bpe__utf8_lead_len(b);
     if (n == 1) { /* ASCII: the common case, no decoding */
         ch.cp = b;
         ch.cls = pt_stage2[b];

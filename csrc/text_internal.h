@@ -35,6 +35,15 @@ static inline size_t bpe__utf8_len(unsigned char b)
     return b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
 }
 
+/* The same for a byte that may not be a lead byte (text not validated):
+ * 0 for a continuation byte or F8-FF, which start no sequence.  The length
+ * is still not checked against what follows. */
+static inline size_t bpe__utf8_lead_len(unsigned char b)
+{
+    return b < 0x80 ? 1 : (b & 0xE0) == 0xC0 ? 2 : (b & 0xF0) == 0xE0 ? 3
+         : (b & 0xF8) == 0xF0 ? 4 : 0;
+}
+
 /* 1 for a continuation byte (10xxxxxx): counting the bytes that are not
  * counts the characters. */
 static inline int bpe__utf8_is_cont(unsigned char b)
