@@ -52,12 +52,10 @@ bpe_counter *bpe_counter_new(void)
 
     if (c == NULL)
         return NULL;
-    c->slots = malloc(BPE__WORD_SLOTS * sizeof *c->slots);
-    if (c->slots == NULL) {
+    if ((c->slots = bpe__slots_new(BPE__WORD_SLOTS)) == NULL) {
         free(c);
         return NULL;
     }
-    memset(c->slots, 0xff, BPE__WORD_SLOTS * sizeof *c->slots);
     c->mask = BPE__WORD_SLOTS - 1;
     return c;
 }

@@ -113,11 +113,10 @@ static int encoder_open(encoder *e, const bpe_merger *merger,
     e->out = out;
     e->out_cap = out_cap;
     status = bpe__units_open(&e->units, symtab, units, marker, marker_len);
-    e->cache.slots = malloc(BPE__WORD_SLOTS * sizeof *e->cache.slots);
+    e->cache.slots = bpe__slots_new(BPE__WORD_SLOTS);
     e->applier = bpe__applier_new();
     if (status != BPE_OK || e->cache.slots == NULL || e->applier == NULL)
         return BPE_ENOMEM;
-    memset(e->cache.slots, 0xff, BPE__WORD_SLOTS * sizeof *e->cache.slots);
     e->cache.mask = BPE__WORD_SLOTS - 1;
     return BPE_OK;
 }

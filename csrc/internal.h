@@ -105,6 +105,10 @@ int bpe__pairmap_put(bpe__pairmap *map, uint32_t left, uint32_t right,
  * *cap unchanged.  (util.c) */
 int bpe__reserve(void **array, size_t *cap, size_t need, size_t elem);
 
+/* A new slot array of nslots empty slots (all BPE__NONE), or NULL when out
+ * of memory.  (util.c) */
+uint32_t *bpe__slots_new(size_t nslots);
+
 /* Doubles an open-addressing slot array (linear probing, BPE__NONE marks an
  * empty slot, *mask_io + 1 slots) over items[0..n), re-placing item i by the
  * uint64_t hash stored `hash_offset` bytes into it (items are `stride`

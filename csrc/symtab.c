@@ -48,12 +48,10 @@ bpe_symtab *bpe_symtab_new(void)
 
     if (t == NULL)
         return NULL;
-    t->slots = malloc(nslots * sizeof *t->slots);
-    if (t->slots == NULL) {
+    if ((t->slots = bpe__slots_new(nslots)) == NULL) {
         free(t);
         return NULL;
     }
-    memset(t->slots, 0xff, nslots * sizeof *t->slots);
     t->mask = nslots - 1;
     return t;
 }

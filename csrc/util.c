@@ -1,7 +1,7 @@
 /*
  * util.c -- the small helpers every part of the C core shares, each written
- * once: freeing what the core hands out, growing an array, and growing an
- * open-addressing slot array.  Declared in internal.h (bpe_free in bpe.h),
+ * once: freeing what the core hands out, growing an array, and making and
+ * growing an open-addressing slot array.  Declared in internal.h (bpe_free in bpe.h),
  * with the inline ones (the FNV-1a and splitmix64 hashes, PREFETCH).  Book
  * level: nothing here knows about text, Unicode or Python.
  */
@@ -38,6 +38,17 @@ int bpe__reserve(void **array, size_t *cap, size_t need, size_t elem)
     return BPE_OK;
 }
 
+uint32_t *bpe__slots_new(size_t nslots)
+{
+    uint32_t *slots;
+
+    if (nslots > SIZE_MAX / sizeof *slots ||
+        (slots = malloc(nslots * sizeof *slots)) == NULL)
+        return NULL;
+    memset(slots, 0xff, nslots * sizeof *slots);  /* every slot BPE__NONE */
+    return slots;
+}
+
 int bpe__grow_slots(uint32_t **slots_io, size_t *mask_io, const void *items,
                     size_t n, size_t stride, size_t hash_offset)
 {
@@ -46,9 +57,8 @@ int bpe__grow_slots(uint32_t **slots_io, size_t *mask_io, const void *items,
 
     if (nslots > SIZE_MAX / sizeof *slots)
         return BPE_ETOOBIG;
-    if ((slots = malloc(nslots * sizeof *slots)) == NULL)
+    if ((slots = bpe__slots_new(nslots)) == NULL)
         return BPE_ENOMEM;
-    memset(slots, 0xff, nslots * sizeof *slots);
     for (i = 0; i < n; i++) {
         uint64_t hash;
         size_t s;
