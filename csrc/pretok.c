@@ -263,6 +263,67 @@ static int pt_ascii_lower(unsigned char b)
     return b >= 'a' && b <= 'z';
 }
 
+/* The class bit of an ASCII byte (the table's, as pt_at reads it). */
+static unsigned pt_ascii_bit(unsigned char b)
+{
+    return PT_BIT(pt_stage2[b]);
+}
+
+/* The other o200k alternatives on ASCII, at a position where no letter
+ * alternative can match (pt_o200k_ascii saw to that for ASCII letters):
+ * digits, punctuation, spaces and newlines -- a third of the pieces of
+ * English prose, which went through pt_at's decoding and the general
+ * scanner one character at a time (the scanner was ~30% of o200k's time on
+ * Shakespeare).  Mirrors pt_numbers_marks_spaces and pt_spaces for ASCII
+ * bytes; returns 0 to leave the position to the general scanner wherever a
+ * non-ASCII character could change the outcome (it might be a letter after
+ * a prefix, a number, punctuation or a space). */
+static size_t pt_o200k_ascii_other(const unsigned char *t, size_t len, size_t pos)
+{
+    unsigned char b = t[pos];
+    unsigned bit = pt_ascii_bit(b);
+    size_t a = pos, k, last, after_newline = 0;
+    if (bit == M_NUMBER) { /* \p{N}{1,3} */
+        for (k = pos + 1; k < len && k < pos + 3; k++) {
+            if (t[k] >= 0x80)
+                return 0;
+            if (pt_ascii_bit(t[k]) != M_NUMBER)
+                break;
+        }
+        return k;
+    }
+    if (pos + 1 < len && t[pos + 1] >= 0x80)
+        return 0; /* a letter after a prefix, or after " " punctuation */
+    if (b == ' ' && pos + 1 < len && (pt_ascii_bit(t[pos + 1]) & M_OTHER))
+        a = pos + 1;
+    if (pt_ascii_bit(t[a]) & M_OTHER) { /* " ?[^\s\p{L}\p{N}]+[\r\n/]*" */
+        for (k = a; k < len && t[k] < 0x80 && (pt_ascii_bit(t[k]) & M_OTHER); k++)
+            ;
+        if (k < len && t[k] >= 0x80)
+            return 0;
+        while (k < len && (t[k] == '\r' || t[k] == '\n' || t[k] == '/'))
+            k++;
+        return k;
+    }
+    if (bit != M_SPACE)
+        return 0;
+    /* the whitespace rules, as pt_spaces(newline_rule 2) takes them */
+    for (k = last = pos; k < len; k++) {
+        if (t[k] >= 0x80)
+            return 0;
+        if (pt_ascii_bit(t[k]) != M_SPACE)
+            break;
+        if (t[k] == '\r' || t[k] == '\n')
+            after_newline = k + 1;
+        last = k;
+    }
+    if (after_newline)
+        return after_newline;
+    if (k == len)
+        return k;
+    return k - pos >= 2 ? last : k;
+}
+
 /* o200k's letter alternatives on ASCII letters, the shape of most pieces of
  * English and code ("Hello", " world", "HTTPServer", "'s").  In ASCII, U is
  * [A-Z] and W is [a-z] (no Lt, Lm, Lo or M),
@@ -283,7 +344,7 @@ static size_t pt_o200k_ascii(const unsigned char *t, size_t len, size_t pos)
     if (!pt_ascii_upper(b) && !pt_ascii_lower(b)) {
         if ((b >= '0' && b <= '9') || b == '\r' || b == '\n' || pos + 1 >= len ||
             !(pt_ascii_upper(t[pos + 1]) || pt_ascii_lower(t[pos + 1])))
-            return 0;
+            return pt_o200k_ascii_other(t, len, pos);
         s = pos + 1;
     }
     for (u = s; u < len && pt_ascii_upper(t[u]); u++)

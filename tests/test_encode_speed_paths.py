@@ -54,6 +54,34 @@ def test_o200k_scanner_matches_regex(text):
     assert cr.split(text, cr.PRESET_O200K) == _unicode.split(regex.compile(patterns.O200K), text)
 
 
+# The ASCII fast path of the o200k scanner (digits, punctuation, spaces and
+# newlines without pt_at) must hand over to the general scanner wherever a
+# non-ASCII character could change the cut: every ASCII character, with
+# ASCII and non-ASCII neighbours of each class (letter, mark, number,
+# punctuation, space).
+_ASCII = [chr(c) for c in range(128)]
+_NEIGHBOURS = ["a", "Z", "5", ".", " ", "\n", "\r", "\t", "/", "'", "é", "É", "\u0301", "٣", "½", "—",
+               "\u00a0", "\u3000", "\x85", "漢"]
+_ascii_text = st.lists(st.one_of(st.sampled_from(_ASCII), st.sampled_from(_NEIGHBOURS)),
+                       max_size=12).map("".join)
+
+
+@settings(max_examples=3000, deadline=None, suppress_health_check=list(HealthCheck))
+@given(text=_ascii_text)
+def test_o200k_scanner_ascii_paths_match_regex(text):
+    cr = _cranks()
+    assert cr.split(text, cr.PRESET_O200K) == _unicode.split(regex.compile(patterns.O200K), text)
+
+
+def test_o200k_scanner_every_ascii_pair():
+    cr = _cranks()
+    pattern = regex.compile(patterns.O200K)
+    for a in _ASCII:
+        for b in _ASCII + _NEIGHBOURS:
+            for text in (a + b, a + b + a, " " + a + b, a + b + "  x"):
+                assert cr.split(text, cr.PRESET_O200K) == _unicode.split(pattern, text), repr(text)
+
+
 @pytest.mark.parametrize("text", _O200K_TRICKY + ["".join(_O200K_TRICKY)])
 def test_o200k_scanner_tricky(text):
     cr = _cranks()
