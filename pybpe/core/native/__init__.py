@@ -1,6 +1,6 @@
 """The C backend: csrc/ compiled into pybpe._bpe_c, wrapped with cffi.
 
-    core.py     csrc/bpe.h and count.h: SymbolTable, WordTable, the literal
+    core.py     csrc/bpe.h and text.h: SymbolTable, WordTable, the literal
                 helpers, Trainer, Merger, WordCounter
     ranks.py    csrc/ranks.h, pretok.h and py/idlists.h: RankTable, split
 

@@ -353,7 +353,7 @@ class Merger:
         return [flat[ends[k]:ends[k + 1]] for k in range(n)]
 
     def encode_text(self, symtab, units, marker, unk, text, *, split=True):
-        """Text -> IDs in one C call (count.c's bpe_encode_text): words as
+        """Text -> IDs in one C call (encode_text.c's bpe_encode_text): words as
         text.split() cuts them (split=False: the whole text is one word, none
         when empty), each turned into its initial symbols in `symtab` as
         WordCounter.word_table does (NO_SYMBOL when absent), merged, with
@@ -374,7 +374,7 @@ class Merger:
 
 
 # ---------------------------------------------------------------------------
-# Word counting and the initial word table (count.c).
+# Word counting and the initial word table (counter.c).
 # ---------------------------------------------------------------------------
 
 # How a word becomes its initial symbols (WordCounter.word_table).
@@ -401,7 +401,7 @@ def _utf8(text, what):
 
 
 class WordCounter:
-    """Distinct words with 64-bit counts, in first-appearance order (count.c)."""
+    """Distinct words with 64-bit counts, in first-appearance order (counter.c)."""
 
     __slots__ = ("_ptr", "__weakref__")
 
