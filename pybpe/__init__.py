@@ -10,6 +10,8 @@ The tiktoken-compatible side (`pybpe.get_encoding("o200k_base")`,
 `pybpe.encoding_for_model("gpt-4o")`, `pybpe.Encoding`) is loaded on first
 use, so importing pybpe stays cheap.
 """
+import importlib
+
 from . import core
 from .errors import FormatError, PatternTimeout, UnicodeVersionWarning
 from .tokenizer import BPETokenizer, CharTokenizer, Tokenizer, load
@@ -66,8 +68,6 @@ def merge_counts(*partial_counts):
 def __getattr__(name):
     if name not in _LAZY:
         raise AttributeError("module 'pybpe' has no attribute %r" % name)
-    import importlib
-
     if _LAZY[name] is None:
         return importlib.import_module("pybpe." + name)
     return getattr(importlib.import_module("pybpe." + _LAZY[name]), name)

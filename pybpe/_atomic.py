@@ -224,7 +224,7 @@ def _link_empty_path(fd, path):
     """Name the unnamed file open on `fd` `path`: linkat(fd, "", ..., AT_EMPTY_PATH)."""
     if not sys.platform.startswith("linux"):
         raise OSError(errno.ENOSYS, os.strerror(errno.ENOSYS), path)
-    import ctypes
+    import ctypes  # late: only this Linux-only path needs it
 
     linkat = ctypes.CDLL(None, use_errno=True).linkat
     at_fdcwd, at_empty_path = -100, 0x1000  # <fcntl.h> on Linux

@@ -354,7 +354,7 @@ class Encoding:
         """
         allowed = self._checked_allowed(text, allowed_special, disallowed_special)
         try:
-            import numpy
+            import numpy  # late: NumPy is optional, needed by this method only
         except ImportError:
             raise ImportError("Encoding.encode_to_numpy needs NumPy, which pybpe itself does not require; "
                               "install numpy, or use encode()") from None

@@ -17,18 +17,14 @@ are `str` for the character flavours and `bytes` at byte level.
 import regex
 
 from . import _unicode
+from .core.spec.counter import word_units
+from .patterns import PRESETS
 
 WHITESPACE = "whitespace"
 END_OF_WORD = ("suffix", "symbol", None)
 UNK = "<UNK>"
-_DEFAULT = object()  # "the flavour's default" for pretokenizer / end_of_word / marker
+DEFAULT = object()  # "the flavour's default" for pretokenizer / end_of_word / marker
 _NON_SPACE = regex.compile(r"\S+")
-
-
-def _presets():
-    from .patterns import PRESETS  # imported late: only byte-level users need it
-
-    return PRESETS
 
 
 class Flavour:
@@ -39,7 +35,7 @@ class Flavour:
     (['low', 'lower'], ['l', 'o', 'w '])
     """
 
-    def __init__(self, *, pretokenizer=_DEFAULT, end_of_word=_DEFAULT, marker=_DEFAULT,
+    def __init__(self, *, pretokenizer=DEFAULT, end_of_word=DEFAULT, marker=DEFAULT,
                  byte_level=False, lowercase=False):
         if not isinstance(byte_level, bool):
             raise TypeError("byte_level must be True or False, not %r" % (byte_level,))
@@ -47,15 +43,15 @@ class Flavour:
             raise TypeError("lowercase must be True or False, not %r" % (lowercase,))
         self.byte_level = byte_level
         self.lowercase = lowercase
-        if pretokenizer is _DEFAULT:
+        if pretokenizer is DEFAULT:
             pretokenizer = "gpt2" if byte_level else WHITESPACE
-        if end_of_word is _DEFAULT:
+        if end_of_word is DEFAULT:
             end_of_word = None if byte_level else "suffix"
         if end_of_word not in END_OF_WORD:
             raise ValueError("end_of_word must be 'suffix', 'symbol' or None, not %r" % (end_of_word,))
         if byte_level and end_of_word is not None:
             raise ValueError("byte-level BPE has no end-of-word marker: leave end_of_word=None")
-        if marker is _DEFAULT or (marker is None and end_of_word is None):
+        if marker is DEFAULT or (marker is None and end_of_word is None):
             marker = "</w>" if end_of_word == "symbol" else " "
         if not isinstance(marker, str) or not marker:
             raise ValueError("marker must be a non-empty str, not %r" % (marker,))
@@ -71,8 +67,7 @@ class Flavour:
         if not isinstance(pretokenizer, str):
             raise TypeError("pretokenizer must be 'whitespace', None, a preset name or a regex str, "
                             "not %r" % (pretokenizer,))
-        presets = _presets()
-        pattern = presets.get(pretokenizer, pretokenizer)
+        pattern = PRESETS.get(pretokenizer, pretokenizer)
         try:
             return regex.compile(pattern)
         except regex.error as exc:
@@ -121,14 +116,19 @@ class Flavour:
         >>> Flavour(byte_level=True, pretokenizer=None).units("né")
         [b'n', b'\\xc3', b'\\xa9']
         """
-        if self.byte_level:
-            data = word.encode("utf-8", "surrogatepass")
-            return [data[i:i + 1] for i in range(len(data))]
-        if self.end_of_word == "suffix":
-            return list(word[:-1]) + [word[-1] + self.marker]
-        if self.end_of_word == "symbol":
-            return list(word) + [self.marker]
-        return list(word)
+        units = word_units(word, self.core_units, self.marker_bytes)
+        return units if self.byte_level else [self.from_bytes(u) for u in units]
+
+    @property
+    def core_units(self):
+        """What the core takes as one initial symbol of a word (its `units`
+        argument): "bytes", "chars", "suffix" or "symbol"."""
+        return "bytes" if self.byte_level else {None: "chars"}.get(self.end_of_word, self.end_of_word)
+
+    @property
+    def marker_bytes(self):
+        """The end-of-word marker's UTF-8 (b"" without one)."""
+        return b"" if self.marker is None else self.marker.encode("utf-8", "surrogatepass")
 
     def base_vocab(self, characters):
         """The vocabulary before any merge, in ID order.

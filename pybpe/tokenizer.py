@@ -18,10 +18,11 @@ import warnings
 from concurrent.futures import ThreadPoolExecutor
 from itertools import islice
 
-from . import _bounded, _unicode, core
+from . import _bounded, _unicode, core, patterns
 from ._atomic import atomic_write
+from .core.spec.counter import word_units
 from .errors import FormatError, UnicodeVersionWarning
-from .flavours import _DEFAULT, UNK, WHITESPACE, Flavour, _presets
+from .flavours import DEFAULT, UNK, WHITESPACE, Flavour
 from .specials import special_regex
 
 FORMAT_NAME = "pybpe.BPETokenizer"
@@ -91,8 +92,8 @@ class BPETokenizer(Tokenizer):
     ([21, 23, 24], 'lowest')
     """
 
-    def __init__(self, vocab_size=1000, *, pretokenizer=_DEFAULT, end_of_word=_DEFAULT,
-                 marker=_DEFAULT, byte_level=False, min_frequency=1, max_token_length=None,
+    def __init__(self, vocab_size=1000, *, pretokenizer=DEFAULT, end_of_word=DEFAULT,
+                 marker=DEFAULT, byte_level=False, min_frequency=1, max_token_length=None,
                  lowercase=False, special_tokens=(), backend=None):
         self.target_vocab_size = _check_count("vocab_size", vocab_size, minimum=0)
         self.min_frequency = _check_count("min_frequency", min_frequency, minimum=1)
@@ -225,7 +226,7 @@ class BPETokenizer(Tokenizer):
         flavour, core = self.flavour, self._core
         chars = () if flavour.byte_level else counter.characters()
         symtab = core.SymbolTable(flavour.to_bytes(t) for t in flavour.base_vocab(chars))
-        table = counter.word_table(symtab, _units(flavour), flavour.marker)
+        table = counter.word_table(symtab, flavour.core_units, flavour.marker)
         trainer = core.Trainer(symtab, table, min_frequency=self.min_frequency,
                                max_token_units=self.max_token_length or 0)
         del table
@@ -344,16 +345,17 @@ class BPETokenizer(Tokenizer):
 
     def _encode_words(self, state, words):
         """Words -> lists of IDs, in one core call (the GIL is released in C)."""
-        flavour, lookup = self.flavour, state.symtab.lookup
+        lookup = state.symtab.lookup
+        units, mark = self.flavour.core_units, self.flavour.marker_bytes
         no_symbol, unk = self._core.NO_SYMBOL, 0
         unit_id = {}
         symbols = []
         for word in words:
             row = []
-            for unit in flavour.units(word):
+            for unit in word_units(word, units, mark):  # the flavour's units, as bytes
                 sid = unit_id.get(unit)
                 if sid is None:
-                    sid = lookup(flavour.to_bytes(unit))
+                    sid = lookup(unit)
                     unit_id[unit] = sid = no_symbol if sid < 0 else sid
                 row.append(sid)
             symbols.append(row)
@@ -361,11 +363,14 @@ class BPETokenizer(Tokenizer):
         return [[unk if s == no_symbol else s for s in row] for row in encoded]
 
     def encode_batch(self, texts, *, num_threads=None, allowed_special=frozenset()):
-        """Encode many texts; threads overlap the C calls, which run without the GIL."""
+        """Encode many texts; threads overlap the C calls, which run without the
+        GIL.  On the Python backend the texts are encoded one after another, as
+        Encoding.encode_batch does: pure-Python work holds the GIL, and threads
+        fighting over it are slower than one."""
         texts = list(texts)
         for index, text in enumerate(texts):
             _check_text(text, "texts[%d]" % index)
-        if num_threads == 1 or len(texts) < 2:
+        if num_threads == 1 or len(texts) < 2 or not self._core.COMPILED:
             return [self.encode(t, allowed_special=allowed_special) for t in texts]
         with ThreadPoolExecutor(max_workers=num_threads) as pool:
             return list(pool.map(lambda t: self.encode(t, allowed_special=allowed_special), texts))
@@ -405,7 +410,6 @@ class BPETokenizer(Tokenizer):
         (possible only in contrived corpora) raises ValueError instead of
         quietly giving different IDs.
         """
-        from . import patterns  # late, as the next line
         from .encoding import Encoding  # late: the tiktoken pillar loads only when used (import pybpe stays light)
 
         state = self._require_trained()
@@ -497,7 +501,7 @@ class _State:
         self.symtab = symtab                      # core SymbolTable: ID <-> bytes of every regular token
         self.merge_ids = list(merge_ids)          # [(left, right, merged)] by rank
         self.merge_counts = list(merge_counts)    # the count each merge had when it was chosen
-        self.units = _units(flavour)
+        self.units = flavour.core_units
         self.word_cache = {}                      # word -> IDs (see _encode_ordinary)
         if symtab is None:
             self.merger, self.special_ids, self.special_re = None, {}, None
@@ -579,7 +583,7 @@ def _from_document(doc, path, backend):
     if extra:
         fail("unknown config keys %s" % sorted(extra))
     pretokenizer = config.get("pretokenizer")
-    if (isinstance(pretokenizer, str) and pretokenizer != WHITESPACE and pretokenizer not in _presets()
+    if (isinstance(pretokenizer, str) and pretokenizer != WHITESPACE and pretokenizer not in patterns.PRESETS
             and not _bounded.is_trusted(pretokenizer)):
         try:  # before BPETokenizer compiles it: compiling itself can run away
             _bounded.check_pattern(pretokenizer)
@@ -630,12 +634,6 @@ def _from_document(doc, path, backend):
     _check_unicode_version(doc.get("unicode_version"), tok._unicode_version(), path, fail)
     tok._state = _State(tok, symtab, merge_ids, counts)
     return tok
-
-
-def _units(flavour):
-    """What the core takes as one initial symbol of a word, for this flavour."""
-    return ("bytes" if flavour.byte_level else
-            {"suffix": "suffix", "symbol": "symbol", None: "chars"}[flavour.end_of_word])
 
 
 def _check_unicode_version(saved, running, path, fail):

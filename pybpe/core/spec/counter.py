@@ -52,19 +52,28 @@ def initial_symbols(symtab, words, units, mark):
                 found = ids[unit] = NO_SYMBOL
         return found
 
-    rows = []
-    for word in words:
-        if units == "bytes":
-            data = word.encode("utf-8", "surrogatepass")
-            rows.append([symbol(data[i:i + 1]) for i in range(len(data))])
-            continue
-        row = [symbol(c.encode("utf-8", "surrogatepass")) for c in word]
-        if units == "suffix" and word:
-            row[-1] = symbol(word[-1].encode("utf-8", "surrogatepass") + mark)
-        elif units == "symbol":
-            row.append(symbol(mark))
-        rows.append(row)
-    return rows
+    return [[symbol(unit) for unit in word_units(word, units, mark)] for word in words]
+
+
+def word_units(word, units, mark):
+    """A word (str) -> the bytes of its initial symbols: its UTF-8 bytes
+    ("bytes"), or its characters' UTF-8 with the marker `mark` (bytes)
+    glued to the last one ("suffix") or after them ("symbol"), or neither
+    ("chars").  The one definition of a word's initial symbols: the
+    tokenizer's flavours (pybpe/flavours.py) use it too.
+
+        >>> word_units("né", "suffix", b" "), word_units("né", "bytes", b"")
+        ([b'n', b'\\xc3\\xa9 '], [b'n', b'\\xc3', b'\\xa9'])
+    """
+    if units == "bytes":
+        data = word.encode("utf-8", "surrogatepass")
+        return [data[i:i + 1] for i in range(len(data))]
+    row = [c.encode("utf-8", "surrogatepass") for c in word]
+    if units == "suffix" and word:
+        row[-1] += mark
+    elif units == "symbol":
+        row.append(mark)
+    return row
 
 
 def _utf8(text, what):

@@ -91,7 +91,9 @@ class Trainer:
         # Units (initial symbols) per ID: everything in the table now counts 1.
         self._units = [1] * n_symbols
         sym, prv, nxt, frq = [], [], [], []
-        for k, (symbols, f) in enumerate(zip(words._words, words._freqs)):
+        # (through WordTable's public methods: the table is another module's)
+        for k in range(len(words)):
+            symbols, f = words.symbols(k), words.frequency(k)
             if symbols and max(symbols) >= n_symbols \
                     and any(s >= n_symbols and s != NO_SYMBOL for s in symbols):
                 raise ValueError("word %d holds a symbol ID that is not in the symbol table" % k)
