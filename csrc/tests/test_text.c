@@ -67,6 +67,23 @@ static void test_split(void)
     bpe_counter_free(NULL);
 }
 
+/* How many words the counter finds in "a" + sep + "b": 2 when str.split()
+ * cuts at sep, 1 when it does not. */
+static size_t words_around(const char *sep)
+{
+    bpe_counter *c = bpe_counter_new();
+    char buf[16];
+    size_t n = strlen(sep), words;
+
+    buf[0] = 'a';
+    memcpy(buf + 1, sep, n);
+    buf[n + 1] = 'b';
+    CHECK(bpe_counter_add_text(c, buf, n + 2) == BPE_OK);
+    words = bpe_counter_size(c);
+    bpe_counter_free(c);
+    return words;
+}
+
 /* Every character str.split() cuts at, between "a" and "b"; and some it
  * does not (U+180E, U+200B, U+FEFF, NUL, a surrogate). */
 static void test_whitespace(void)
@@ -80,30 +97,13 @@ static void test_whitespace(void)
         "\xe2\x81\x9f", "\xe3\x80\x80"};
     static const char *others[] = {"\xe1\xa0\x8e", "\xe2\x80\x8b", "\xef\xbb\xbf",
                                    "\xed\xa0\x80", "\xc2\x84", "\xe2\x80\x8c"};
-    char buf[16];
     size_t k;
 
     CHECK(sizeof spaces / sizeof *spaces == 29);
-    for (k = 0; k < sizeof spaces / sizeof *spaces; k++) {
-        bpe_counter *c = bpe_counter_new();
-        size_t n = strlen(spaces[k]);
-        buf[0] = 'a';
-        memcpy(buf + 1, spaces[k], n);
-        buf[n + 1] = 'b';
-        CHECK(bpe_counter_add_text(c, buf, n + 2) == BPE_OK);
-        CHECK(bpe_counter_size(c) == 2);
-        bpe_counter_free(c);
-    }
-    for (k = 0; k < sizeof others / sizeof *others; k++) {
-        bpe_counter *c = bpe_counter_new();
-        size_t n = strlen(others[k]);
-        buf[0] = 'a';
-        memcpy(buf + 1, others[k], n);
-        buf[n + 1] = 'b';
-        CHECK(bpe_counter_add_text(c, buf, n + 2) == BPE_OK);
-        CHECK(bpe_counter_size(c) == 1);
-        bpe_counter_free(c);
-    }
+    for (k = 0; k < sizeof spaces / sizeof *spaces; k++)
+        CHECK(words_around(spaces[k]) == 2);
+    for (k = 0; k < sizeof others / sizeof *others; k++)
+        CHECK(words_around(others[k]) == 1);
     {   /* NUL is not whitespace */
         bpe_counter *c = bpe_counter_new();
         CHECK(bpe_counter_add_text(c, "a\0b c", 5) == BPE_OK);
