@@ -5,28 +5,24 @@ This is TinyTorch Module 10's API (and the C book's Chapter 11 listings
 the incremental trainer and `encode` applies them by rank, on the C backend
 when it is built and on the identical pure-Python backend otherwise.  What a
 word and a symbol are is decided by the flavour (pybpe/flavours.py); the
-algorithm itself lives in the backends (docs/backends.md).  File formats for
-other tools (tiktoken, GPT-2, Hugging Face) are in pybpe/formats.py.
+algorithm itself lives in the backends (pybpe/core/, docs/backends.md).  The
+model file that save writes and load reads is pybpe/model_file.py; file
+formats for other tools (tiktoken, GPT-2, Hugging Face) are in pybpe/formats.py.
 """
 import io
-import json
 import os
 import reprlib
 import sys
 import time
-import warnings
 from concurrent.futures import ThreadPoolExecutor
 from itertools import islice
 
-from . import _bounded, _unicode, core, patterns
-from ._atomic import atomic_write
+from . import _bounded, _unicode, core, model_file, patterns
 from .core.spec.counter import word_units
-from .errors import FormatError, UnicodeVersionWarning
+from .errors import FormatError
 from .flavours import DEFAULT, UNK, WHITESPACE, Flavour
 from .specials import special_regex
 
-FORMAT_NAME = "pybpe.BPETokenizer"
-FORMAT_VERSION = 1
 # Encoded words are cached per tokenizer; past this many the cache starts over
 # (a plain dict clear: cheaper than LRU bookkeeping, and text re-warms it fast).
 # A call never reads its words back from the cache, so a clear loses no hit.
@@ -437,29 +433,13 @@ class BPETokenizer(Tokenizer):
                     **self.flavour.config())
 
     def save(self, path):
-        """Write the tokenizer as versioned JSON to a path, atomically (a
+        """Write the tokenizer as versioned JSON (pybpe/model_file.py) to a path, atomically (a
         temporary file committed at the end; symlinks written through, a pipe
         or device such as /dev/stdout written as a stream), or to a binary
         file object (sys.stdout.buffer)."""
         state = self._require_trained()
-        flavour = self.flavour
-        tokens = state.symtab.tokens()
-        # Character tokens are written as text, except where a token holds a
-        # lone surrogate: JSON reads the escapes of a high surrogate followed
-        # by a low one as the single character they pair into, so then every
-        # token is written as its bytes, one latin-1 character per byte.
-        as_bytes = flavour.byte_level or any(_has_surrogate(flavour.from_bytes(t)) for t in tokens)
-        document = {
-            "format": FORMAT_NAME,
-            "version": FORMAT_VERSION,
-            "config": self.config(),
-            "token_encoding": "latin-1" if as_bytes else "utf-8",
-            "vocab": [t.decode("latin-1") if as_bytes else flavour.from_bytes(t) for t in tokens],
-            "merges": [[a, b] for a, b, _ in state.merge_ids],
-            "merge_counts": list(state.merge_counts),
-            "unicode_version": self._unicode_version(),
-        }
-        atomic_write(path, _dump_json(document).encode("utf-8"))
+        model_file.write(path, self.config(), state.symtab.tokens(), self.flavour,
+                         [(a, b) for a, b, _ in state.merge_ids], state.merge_counts, self._unicode_version())
 
     def _unicode_version(self):
         """The Unicode version of the tables the pre-tokenizer cuts words
@@ -558,30 +538,12 @@ def load(path, *, backend=None):
 
 
 def _from_document(doc, path, backend):
+    # A BPETokenizer from a parsed model file: pybpe/model_file.py checks the
+    # format; what needs the tokenizer (its config, flavour and core) is here.
     def fail(problem):
         raise FormatError("%s: %s" % (path, problem))
 
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT_NAME:
-        fail("not a pybpe tokenizer file (no \"format\": %r)" % FORMAT_NAME)
-    version = doc.get("version")
-    if type(version) is not int or version != FORMAT_VERSION:  # not 1.0, not true
-        fail("format version %s is not supported (this pybpe reads version %d)"
-             % (reprlib.repr(version), FORMAT_VERSION))
-    config, vocab, merges = doc.get("config"), doc.get("vocab"), doc.get("merges")
-    if not isinstance(config, dict):
-        fail("\"config\" must be an object")
-    if not isinstance(vocab, list) or not all(isinstance(t, str) for t in vocab):
-        fail("\"vocab\" must be a list of strings")
-    if not isinstance(merges, list):
-        fail("\"merges\" must be a list of [left, right] vocab IDs")
-    counts = doc.get("merge_counts", [0] * len(merges))
-    if not isinstance(counts, list) or len(counts) != len(merges):
-        fail("\"merge_counts\" must be a list as long as \"merges\"")
-    known = {"vocab_size", "min_frequency", "max_token_length", "special_tokens", "pretokenizer",
-             "end_of_word", "marker", "byte_level", "lowercase"}
-    extra = set(config) - known
-    if extra:
-        fail("unknown config keys %s" % sorted(extra))
+    config, vocab, merges, counts = model_file.read_header(doc, path)
     pretokenizer = config.get("pretokenizer")
     if (isinstance(pretokenizer, str) and pretokenizer != WHITESPACE and pretokenizer not in patterns.PRESETS
             and not _bounded.is_trusted(pretokenizer)):
@@ -631,47 +593,9 @@ def _from_document(doc, path, backend):
         merge_ids.append((merge[0], merge[1], merged))
     if set(tok.special_tokens) & set(vocab):
         fail("special tokens also appear in \"vocab\"")
-    _check_unicode_version(doc.get("unicode_version"), tok._unicode_version(), path, fail)
+    model_file.check_unicode_version(doc.get("unicode_version"), tok._unicode_version(), path)
     tok._state = _State(tok, symtab, merge_ids, counts)
     return tok
-
-
-def _check_unicode_version(saved, running, path, fail):
-    """A model keeps the splitting it was trained with only while the tables
-    are the same: the presets' (tiktoken's, pinned in pybpe) change only with
-    a pybpe release that follows a new tiktoken, a pattern's with the `regex`
-    module.  pybpe cannot bring old tables back, so a difference is a
-    UnicodeVersionWarning, and the model loads and works.  Files without the
-    field (written before it existed) load silently."""
-    if saved is None:
-        return
-    if not isinstance(saved, str):
-        fail("\"unicode_version\" must be a string or null, not %r" % (saved,))
-    if saved != running:
-        warnings.warn(UnicodeVersionWarning(
-            "%s: its pre-tokenizer was trained with Unicode %s character classes, this installation's are "
-            "Unicode %s: text with code points assigned or re-classified in between may split into "
-            "other words" % (path, saved, running)), stacklevel=4)
-
-
-def _has_surrogate(text):
-    """Whether `text` holds a code point of U+D800..U+DFFF."""
-    return not text.isascii() and any("\ud800" <= c <= "\udfff" for c in text)
-
-
-def _dump_json(document):
-    """JSON with the header on top and one vocab entry / merge per line, so a
-    model file reads (and greps, and diffs) well.  ASCII-only (non-ASCII as
-    \\uXXXX escapes); a vocab holding lone surrogates is written as bytes
-    instead (see save)."""
-    fields = []
-    for key, value in document.items():
-        if isinstance(value, list):
-            body = ",\n  ".join(json.dumps(v, ensure_ascii=True) for v in value)
-            fields.append("%s: [\n  %s\n]" % (json.dumps(key), body) if value else '%s: []' % json.dumps(key))
-        else:
-            fields.append("%s: %s" % (json.dumps(key), json.dumps(value, ensure_ascii=True)))
-    return "{\n" + ",\n".join(fields) + "\n}\n"
 
 
 # -- argument checks (one place, clear messages) -------------------------------------
