@@ -63,15 +63,18 @@ static inline uint64_t bpe__mix64(uint64_t x)
  * (offset basis 0xcbf29ce484222325 = 14695981039346656037, prime 2^40 + 435).
  * Its low bits are weak; callers that pick a slot by them mix the result
  * (bpe__mix64). */
+#define BPE__FNV_OFFSET UINT64_C(0xcbf29ce484222325)
+#define BPE__FNV_PRIME UINT64_C(0x100000001b3)
+
 static inline uint64_t bpe__fnv1a64(const void *bytes, size_t len)
 {
     const unsigned char *p = (const unsigned char *)bytes;
-    uint64_t h = UINT64_C(0xcbf29ce484222325);
+    uint64_t h = BPE__FNV_OFFSET;
     size_t i;
 
     for (i = 0; i < len; i++) {
         h ^= p[i];
-        h *= UINT64_C(0x100000001b3);
+        h *= BPE__FNV_PRIME;
     }
     return h;
 }

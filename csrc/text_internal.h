@@ -227,18 +227,18 @@ static inline uint64_t bpe__word_head(const unsigned char *w, size_t len,
 static inline uint64_t bpe__word_hash(const unsigned char *w, size_t len,
                                       uint64_t head)
 {
-    uint64_t h = (head ^ UINT64_C(0xcbf29ce484222325)) +
+    uint64_t h = (head ^ BPE__FNV_OFFSET) +
                  len * UINT64_C(0x9e3779b97f4a7c15);
     size_t i = 8;
 
     for (; i + 8 <= len; i += 8) {
         uint64_t chunk;
         memcpy(&chunk, w + i, 8);
-        h = (h ^ chunk) * UINT64_C(0x100000001b3);
+        h = (h ^ chunk) * BPE__FNV_PRIME;
         h ^= h >> 29;
     }
     for (; i < len; i++)
-        h = (h ^ w[i]) * UINT64_C(0x100000001b3);
+        h = (h ^ w[i]) * BPE__FNV_PRIME;
     return bpe__mix64(h);
 }
 
