@@ -1,37 +1,68 @@
-"""Encoding throughput of pybpe and its peers, as a Markdown table.
+"""Encoding speed of pybpe and its peers on text they have not seen, as Markdown tables.
 
-    python3 tools/bench_encode_table.py [--rounds 5] [--mb 2] [--docs 1000]
-                                        [--names gpt2,cl100k_base,o200k_base]
+    python3 tools/bench_encode_table.py [--rounds 5] [--mb 0.5] [--names gpt2,cl100k_base,o200k_base]
+                                        [--corpora prose,python,multilingual,cjk] [--python]
+                                        [--skip-long] [--skip-batch]
 
-Rows: pybpe C, pybpe Python (its piece cache kept between runs, as in any
-long job), pybpe Python on a first call (the cache emptied before each run),
-tiktoken, Hugging Face tokenizers (a tokenizer.json exported from the same
-ranks by pybpe.formats.dump_hf_tokenizer), rs-bpe (cl100k only; skipped when
-not importable).  Columns: gpt2, cl100k_base and o200k_base (or --names) on
-three corpora, single thread (encode_ordinary of the whole corpus) and 2
-threads (encode_ordinary_batch of the corpus cut into --docs documents;
-peers' own batch calls).  Every implementation's IDs are checked equal to
-pybpe C's before it is timed; a cell is MB/s of UTF-8 input, the median of
---rounds runs, all in one process; each implementation's 1T and 2T runs
-alternate, so their ratio is taken under the same load.
+What is measured.  Several peers keep a cache from piece to IDs that lives
+across calls (gigatoken, fastokens, HF tokenizers; pybpe's Python backend), so
+timing the same text again and again measures the cache, not the encoder.
+Each corpus is therefore cut into --rounds + 1 distinct slices of --mb
+megabytes: every encoder is first warmed on the last slice (and its IDs
+checked there), then timed once per round on a slice no encoder has seen
+before -- one fresh slice per round.  Within a round the encoders run one
+after another (the starting encoder rotates), so every ratio is taken under
+the same load; a cell is MB/s of UTF-8 input, the median over the rounds, and
+the output of every timed call is compared with pybpe C's after the clock
+stops.  A peer whose IDs differ anywhere is shown as "differs" and not timed
+further.  The tables:
 
-Corpora (built deterministically from files every machine has):
-  prose        shared/data/shakespeare.txt (PYBPE_SHAKESPEARE overrides)
-  python       the .py files of this Python's standard library, sorted by path
-  multilingual CPython's Lib/test/cjkencodings/*-utf8.txt (Chinese, Japanese,
-               Korean) plus every line of the stdlib's .py files that is
-               mostly non-ASCII (Greek, Cyrillic, Arabic, Hebrew, Devanagari,
-               CJK, emoji ... from tests and docstrings), repeated to size
-Each is cut to --mb megabytes (at a character boundary).
+  1. unseen text, one thread: one call per slice (encode_ordinary or the
+     peer's own single-text call, asked to stay on one thread); "x" is the
+     speed relative to pybpe C's list output in the same column.  A cell
+     marked * used more than 1.3 CPU-seconds per wall-second (the peer ran
+     threads of its own).
+  2. seen text: the same slice re-encoded each round after a warm call on
+     it -- what a cache that lives across calls gives a long job that sees
+     the same pieces again.
+  3. long pieces: "a" * 1,000,000, a million spaces and 1 MB of seeded random
+     lowercase letters (each one piece, or nearly), ms per call; each round
+     uses a fresh variant (one more character, another seed).  A call over
+     --long-limit seconds is run once only.
+  4. batch of 10 KB documents: pybpe's encode_ordinary_batch on 1 and 2
+     threads, interleaved, fresh slices, with a machine control
+     (hashlib.sha256 on 2 threads, which releases the GIL) giving the
+     speed-up the machine itself allowed at that moment.
 
-The 2-thread ratio means little on a busy machine: the table ends with a
-control (hashlib.sha256 on 2 threads, which releases the GIL) giving the
-speed-up the machine itself allowed at that moment.
+Rows, each skipped cleanly when its package is not importable: pybpe C (list,
+and NumPy array via Encoding.encode_to_numpy), pybpe Python (--python only:
+slow), tiktoken, HF tokenizers, gigatoken (tiktoken-compatible list output
+and NumPy output), fastokens, tokie, rs-bpe (cl100k only).  Every peer is
+built offline from pybpe's shipped rank files and the same pattern and
+special tokens: tiktoken.Encoding(...), gigatoken's Tokenizer.from_tiktoken
+and fastokens' Tokenizer.from_tiktoken (rank file, pattern, specials), and HF
+tokenizers and tokie from the tokenizer.json pybpe.formats.dump_hf_tokenizer
+writes.  Nothing is downloaded.
+
+Corpora (deterministic, from files every machine has):
+  prose         shared/data/shakespeare.txt (PYBPE_SHAKESPEARE overrides)
+  python        the .py files of this Python's standard library, sorted by path
+  multilingual  CPython's Lib/test/cjkencodings/*-utf8.txt (Chinese, Japanese,
+                Korean) plus every mostly non-ASCII line of the stdlib's .py
+                files (Greek, Cyrillic, Arabic, Hebrew, CJK, emoji ...)
+  cjk           the Chinese and Japanese files of Lib/test/cjkencodings only
+The last two hold only ~12 KB and ~5 KB of real text, far less than the
+slices need; repeating it would hand every cache the same pieces again.  They
+are extended by a seeded order-2 character Markov chain trained on that text
+(same characters, same local statistics, new sentences), so their slices are
+new text too.  The machine this runs on may be shared: compare figures
+within one run.
 """
 import argparse
 import glob
 import hashlib
 import os
+import random
 import statistics
 import sys
 import tempfile
@@ -40,19 +71,34 @@ import time
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, HERE)
+# Peers that use rayon get two threads for their batch calls; their
+# single-text calls are asked for one thread below.  Nothing may download.
+os.environ.setdefault("RAYON_NUM_THREADS", "2")
+os.environ.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
 
 from pybpe.encoding import Encoding  # noqa: E402
 from pybpe.registry import get_encoding  # noqa: E402
 
 NAMES = ["gpt2", "cl100k_base", "o200k_base"]
+CORPORA = ["prose", "python", "multilingual", "cjk"]
+DATA = os.path.join(HERE, "pybpe", "data")
+REFERENCE = "pybpe C"
 
+
+# -- corpora -------------------------------------------------------------------------------------
 
 def _stdlib():
     import sysconfig
     return sysconfig.get_paths()["stdlib"]
 
 
-def corpus_prose():
+def _stdlib_py():
+    for path in sorted(glob.glob(os.path.join(_stdlib(), "**", "*.py"), recursive=True)):
+        if "site-packages" not in path:
+            yield path
+
+
+def corpus_prose(limit):
     path = os.environ.get("PYBPE_SHAKESPEARE", os.path.join(HERE, "..", "shared", "data", "shakespeare.txt"))
     with open(path, encoding="utf-8") as f:
         return f.read()
@@ -60,180 +106,439 @@ def corpus_prose():
 
 def corpus_python(limit):
     parts, size = [], 0
-    for path in sorted(glob.glob(os.path.join(_stdlib(), "**", "*.py"), recursive=True)):
-        if "site-packages" in path:
-            continue
+    for path in _stdlib_py():
         try:
             with open(path, encoding="utf-8") as f:
                 text = f.read()
         except (UnicodeDecodeError, OSError):
             continue
         parts.append(text)
-        size += len(text)
+        size += len(text.encode("utf-8"))
         if size > limit:
             break
     return "".join(parts)
 
 
-def corpus_multilingual(limit):
-    parts = []
+def _cjkencodings(prefixes):
+    # Each language's sample once (several files hold the same text in
+    # different encodings' repertoires).
+    seen, parts = set(), []
     for path in sorted(glob.glob(os.path.join(_stdlib(), "test", "cjkencodings", "*-utf8.txt"))):
-        with open(path, encoding="utf-8", errors="replace") as f:
-            parts.append(f.read())
-    for path in sorted(glob.glob(os.path.join(_stdlib(), "**", "*.py"), recursive=True)):
-        if "site-packages" in path:
+        if not os.path.basename(path).startswith(prefixes):
             continue
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line not in seen:
+                    seen.add(line)
+                    parts.append(line)
+    return "".join(parts)
+
+
+def _markov(seed_text, limit, order=2, seed=0):
+    """Real text first, then new text from a seeded order-`order` character
+    Markov chain trained on it, until `limit` bytes of UTF-8."""
+    follow = {}
+    for i in range(len(seed_text) - order):
+        follow.setdefault(seed_text[i:i + order], []).append(seed_text[i + order])
+    rng = random.Random(seed)
+    out, size = [seed_text], len(seed_text.encode("utf-8"))
+    context = seed_text[:order]
+    while size < limit:
+        nexts = follow.get(context)
+        if not nexts:  # the end of the text: start again somewhere
+            start = rng.randrange(len(seed_text) - order)
+            context = seed_text[start:start + order]
+            continue
+        c = rng.choice(nexts)
+        out.append(c)
+        size += len(c.encode("utf-8"))
+        context = context[1:] + c
+    return "".join(out)
+
+
+def corpus_multilingual(limit):
+    parts = [_cjkencodings(("big5", "cp949", "euc", "gb", "hz", "iso2022", "johab", "shift"))]
+    for path in _stdlib_py():
         try:
             with open(path, encoding="utf-8") as f:
-                for line in f:
-                    if len(line) > 8 and sum(ord(c) > 127 for c in line) > len(line) // 2:
-                        parts.append(line)
+                parts += [line for line in f
+                          if len(line) > 8 and sum(ord(c) > 127 for c in line) > len(line) // 2]
         except (UnicodeDecodeError, OSError):
             continue
-    base = "".join(parts)
-    if not base:
-        raise SystemExit("no multilingual text found in this Python's standard library")
-    return (base * (limit // len(base) + 1))
+    return _markov("".join(parts), limit)
 
 
-def _cut(text, mb):
-    # The first `mb` megabytes of UTF-8, ending at a character boundary.
-    return text.encode("utf-8")[:int(mb * 1e6)].decode("utf-8", errors="ignore")
+def corpus_cjk(limit):
+    # Chinese (big5, gb*, hz) and Japanese (euc_jp, shift_jis, iso2022_jp) only.
+    return _markov(_cjkencodings(("big5", "euc_j", "gb", "hz", "iso2022_jp", "shift")), limit)
 
 
-def _docs(text, n):
-    step = max(1, len(text) // n)
-    return [text[i:i + step] for i in range(0, len(text), step)]
+def slices(text, mb, count):
+    """`count` consecutive slices of `mb` megabytes of UTF-8 (at character
+    boundaries), or fewer when the text is shorter."""
+    data = text.encode("utf-8")
+    size = int(mb * 1e6)
+    out = []
+    for k in range(count):
+        piece = data[k * size:(k + 1) * size].decode("utf-8", errors="ignore")
+        if len(piece.encode("utf-8")) < size * 0.9:
+            break
+        out.append(piece)
+    return out
 
 
-def _median_seconds(fn, rounds):
-    # Each result is freed after the clock stops: releasing millions of list
-    # items is the same for every implementation and is not encoding.
-    times = []
-    for _ in range(rounds):
-        t = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - t)
-        del result
-    return statistics.median(times)
+# -- the encoders ----------------------------------------------------------------------------------
+
+def _tolist(ids):
+    return ids.tolist() if hasattr(ids, "tolist") else list(ids)
 
 
-def _median_seconds_pair(first, second, rounds):
-    # Medians of `first` and `second` (either may be None), run alternately.
-    times = ([], [])
-    for _ in range(rounds):
-        for fn, out in zip((first, second), times):
-            if fn is not None:
-                t = time.perf_counter()
-                result = fn()
-                out.append(time.perf_counter() - t)
-                del result
-    return tuple(statistics.median(t) if t else None for t in times)
-
-
-def _peers(name, enc, tmp):
-    """{label: (single(text) -> ids, batch(docs) -> list of ids)} for installed peers."""
-    out = {}
+def encoders(name, tmp, with_python):
+    """{label: (single(text) -> ids, batch(docs, threads) -> [ids] or None)} of installed encoders."""
     c = get_encoding(name, backend="c")
-    py = get_encoding(name, backend="python")
-    out["pybpe C"] = (c.encode_ordinary, lambda d: c.encode_ordinary_batch(d, num_threads=2))
-    out["pybpe Python"] = (py.encode_ordinary, lambda d: py.encode_ordinary_batch(d, num_threads=2))
-    # A second Python encoder whose piece cache is emptied before every run:
-    # what a single call on new text costs.
-    cold = Encoding(name, pat_str=enc.pat_str, mergeable_ranks=enc.mergeable_ranks,
-                    special_tokens=enc.special_tokens, backend="python")
-
-    def first_call(encode, arg):
-        cold._table._cache.clear()
-        return encode(arg)
-    out["pybpe Python, first call"] = (lambda t: first_call(cold.encode_ordinary, t),
-                                       lambda d: first_call(lambda x: cold.encode_ordinary_batch(x, num_threads=2), d))
+    out = {
+        REFERENCE: (c.encode_ordinary, lambda d, n: c.encode_ordinary_batch(d, num_threads=n)),
+        "pybpe C, NumPy array": (c.encode_to_numpy, None),
+    }
+    if with_python:
+        py = get_encoding(name, backend="python")
+        out["pybpe Python"] = (py.encode_ordinary, None)
+    rank_file = os.path.join(DATA, name + ".tiktoken")
     try:
         import tiktoken
-        tk = tiktoken.Encoding(name, pat_str=enc.pat_str, mergeable_ranks=enc.mergeable_ranks,
-                               special_tokens=enc.special_tokens)
-        out["tiktoken"] = (tk.encode_ordinary, lambda d: tk.encode_ordinary_batch(d, num_threads=2))
+        tk = tiktoken.Encoding(name, pat_str=c.pat_str, mergeable_ranks=c.mergeable_ranks,
+                               special_tokens=c.special_tokens)
+        out["tiktoken"] = (tk.encode_ordinary, None)
+    except ImportError:
+        pass
+    json_path = os.path.join(tmp, name + ".json")
+    from pybpe.formats import dump_hf_tokenizer
+    dump_hf_tokenizer(c, json_path)
+    try:
+        import tokenizers
+        hf = tokenizers.Tokenizer.from_file(json_path)
+        out["HF tokenizers"] = (lambda t: hf.encode(t, add_special_tokens=False).ids, None)
     except ImportError:
         pass
     try:
-        import tokenizers
-        from pybpe.formats import dump_hf_tokenizer
-        path = os.path.join(tmp, name + ".json")
-        dump_hf_tokenizer(enc, path)
-        hf = tokenizers.Tokenizer.from_file(path)
-        os.environ.setdefault("RAYON_NUM_THREADS", "2")
-        out["HF tokenizers"] = (lambda t: hf.encode(t, add_special_tokens=False).ids,
-                                lambda d: [e.ids for e in hf.encode_batch(d, add_special_tokens=False)])
+        import gigatoken
+        scheme = {"gpt2": "gpt2", "cl100k_base": "gpt4", "o200k_base": "o200k"}[name]
+        g = gigatoken.Tokenizer.from_tiktoken(rank_file, pretokenizer=scheme, special_tokens=c.special_tokens)
+        # encode_batch_list is what its tiktoken-compatible encode_ordinary
+        # calls; parallel=False keeps it on one thread.
+        out["gigatoken, list"] = (lambda t: g.encode_batch_list([t], parallel=False)[0], None)
+        out["gigatoken, NumPy array"] = (g.encode, None)
+    except ImportError:
+        pass
+    try:
+        import fastokens
+        f = fastokens.Tokenizer.from_tiktoken(rank_file, pattern=c.pat_str, special_tokens=c.special_tokens)
+        out["fastokens"] = (lambda t: f.encode_ordinary(t).ids, None)
+    except ImportError:
+        pass
+    try:
+        import tokie
+        tt = tokie.Tokenizer.from_json(json_path)
+        out["tokie"] = (lambda t: tt.encode(t, add_special_tokens=False).ids, None)
     except ImportError:
         pass
     if name == "cl100k_base":
         try:
             from rs_bpe.bpe import openai
             rs = openai.cl100k_base()
-            options = openai.ParallelOptions(1, 64, 2)  # min_batch_size, chunk_size, max_threads
-            out["rs-bpe"] = (lambda t: list(rs.encode(t)), lambda d: [list(ids) for ids in rs.encode_batch_parallel(d, options)[0]])
+            out["rs-bpe"] = (lambda t: list(rs.encode(t)), None)
         except Exception:  # not installed, or an API this script does not know
             pass
     return out
 
 
-def _control(rounds):
+# -- timing ----------------------------------------------------------------------------------------
+
+class Failed(Exception):
+    """A peer raised (or panicked: a Rust panic is a BaseException) on a text."""
+
+
+def _call(fn, arg):
+    try:
+        return fn(arg)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as e:  # noqa: B036 -- see Failed
+        raise Failed("raised %s" % type(e).__name__) from None
+
+
+def _timed(fn, arg):
+    # (seconds, CPU seconds of the whole process, result); the result is
+    # freed by the caller after the clock stops.
+    cpu, t = time.process_time(), time.perf_counter()
+    result = _call(fn, arg)
+    wall = time.perf_counter() - t
+    return wall, time.process_time() - cpu, result
+
+
+def _same(fn, text, ref):
+    """None if fn(text) gives `ref`, else why not."""
+    try:
+        return None if _tolist(_call(fn, text)) == ref else "differs"
+    except Failed as e:
+        return str(e)
+
+
+class Cell:
+    """Times of one encoder on one column, or the reason it has none."""
+
+    def __init__(self):
+        self.wall, self.cpu, self.note = [], [], None
+
+    def add(self, wall, cpu):
+        self.wall.append(wall)
+        self.cpu.append(cpu)
+
+    @property
+    def median(self):
+        return statistics.median(self.wall) if self.wall and not self.note else None
+
+    def threaded(self):
+        return sum(self.cpu) > 1.3 * sum(self.wall)
+
+
+def run_rounds(encs, warm, texts, ref_of, seen=False):
+    """Interleaved rounds: every encoder once on each text of `texts` (or, if
+    `seen`, on texts[0] every round).  `warm` is encoded first (IDs checked);
+    `ref_of(text)` gives pybpe C's IDs for a text."""
+    cells = {label: Cell() for label in encs}
+    ref = ref_of(warm)
+    for label, fn in encs.items():
+        cells[label].note = _same(fn, warm, ref)
+    labels = list(encs)
+    for k, text in enumerate(texts):
+        if seen:
+            text = texts[0]
+        ref = ref_of(text)
+        for label in labels[k % len(labels):] + labels[:k % len(labels)]:
+            cell = cells[label]
+            if cell.note:
+                continue
+            try:
+                wall, cpu, result = _timed(encs[label], text)
+            except Failed as e:
+                cell.note = str(e)
+                continue
+            same = _tolist(result) == ref
+            del result
+            if same:
+                cell.add(wall, cpu)
+            else:
+                cell.note = "differs"
+    return cells
+
+
+def long_cases(seed_round):
+    """The three long-piece texts of one round, each a variant no other round uses."""
+    rng = random.Random(seed_round)
+    letters = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(1_000_000))
+    return {'"a" * 1,000,000': "a" * (1_000_000 + seed_round),
+            "1,000,000 spaces": " " * (1_000_000 + seed_round),
+            "1 MB random a-z": letters}
+
+
+def run_long(encs, rounds, limit, seen=False):
+    """{case: {label: Cell}} of ms per call on the long-piece texts (if
+    `seen`, the same text every round and for the warm call)."""
+    variants = [long_cases(0 if seen else k) for k in range(rounds + 1)]
+    out = {}
+    c = encs[REFERENCE]
+    for case in variants[0]:
+        cells = out[case] = {label: Cell() for label in encs}
+        warm = variants[rounds][case]
+        ref = c(warm)
+        for label, fn in encs.items():
+            try:
+                wall, cpu, result = _timed(fn, warm)
+            except Failed as e:
+                cells[label].note = str(e)
+                continue
+            if _tolist(result) != ref:
+                cells[label].note = "differs"
+            elif wall > limit:
+                cells[label].add(wall, cpu)  # once is enough: a figure, not a median
+                cells[label].wall_once = True
+        for k in range(rounds):
+            text = variants[k][case]
+            ref = c(text)
+            for label, fn in encs.items():
+                cell = cells[label]
+                if cell.note or getattr(cell, "wall_once", False):
+                    continue
+                try:
+                    wall, cpu, result = _timed(fn, text)
+                except Failed as e:
+                    cell.note = str(e)
+                    continue
+                if _tolist(result) == ref:
+                    cell.add(wall, cpu)
+                else:
+                    cell.note = "differs"
+                del result
+    return out
+
+
+def docs_of(text, size=10_000):
+    """`text` cut into documents of about `size` characters, each ending at a line end."""
+    docs, start = [], 0
+    while start < len(text):
+        end = text.find("\n", start + size)
+        end = len(text) if end < 0 else end + 1
+        docs.append(text[start:end])
+        start = end
+    return docs
+
+
+def run_batch(enc, texts, warm):
+    """Medians (1 thread, 2 threads) of encode_ordinary_batch over 10 KB documents of fresh slices."""
+    ref = [enc.encode_ordinary(d) for d in docs_of(warm)]
+    assert enc.encode_ordinary_batch(docs_of(warm), num_threads=2) == ref
+    one, two = [], []
+    for text in texts:
+        docs = docs_of(text)
+        for threads, out in ((1, one), (2, two)):
+            t = time.perf_counter()
+            result = enc.encode_ordinary_batch(docs, num_threads=threads)
+            out.append(time.perf_counter() - t)
+            del result
+    return statistics.median(one), statistics.median(two)
+
+
+def control(rounds):
     data = b"x" * 50_000_000
 
     def run(n):
         threads = [threading.Thread(target=lambda: hashlib.sha256(data).digest()) for _ in range(n)]
         [t.start() for t in threads]
         [t.join() for t in threads]
-    one = _median_seconds(lambda: run(1), rounds)
-    two = _median_seconds(lambda: run(2), rounds)
-    return 2 * one / two
+    times = {1: [], 2: []}
+    for _ in range(rounds):
+        for n in (1, 2):
+            t = time.perf_counter()
+            run(n)
+            times[n].append(time.perf_counter() - t)
+    return 2 * statistics.median(times[1]) / statistics.median(times[2])
+
+
+# -- tables ----------------------------------------------------------------------------------------
+
+def mbs_table(cols, rows, nbytes):
+    """Markdown: MB/s and x relative to pybpe C per column."""
+    lines = ["| encoder | " + " | ".join(cols) + " |", "|---|" + "---:|" * len(cols)]
+    for label, cells in rows.items():
+        shown = []
+        for col in cols:
+            cell = cells.get(col)
+            if cell is None:
+                shown.append("-")
+            elif cell.median is None:
+                shown.append(cell.note or "-")
+            else:
+                ref = rows[REFERENCE][col].median
+                mark = "*" if cell.threaded() else ""
+                shown.append("%.1f%s (%.2fx)" % (nbytes[col] / cell.median / 1e6, mark, ref / cell.median))
+        lines.append("| %s | %s |" % (label, " | ".join(shown)))
+    return "\n".join(lines)
+
+
+def long_table(tables):
+    """Markdown: ms per call, {name: {case: {label: Cell}}}."""
+    cols = ["%s %s" % (name.replace("_base", ""), case) for name, cases in tables.items() for case in cases]
+    lines = ["| encoder | " + " | ".join(cols) + " |", "|---|" + "---:|" * len(cols)]
+    labels = []
+    for cases in tables.values():
+        for cells in cases.values():
+            labels += [label for label in cells if label not in labels]
+    for label in labels:
+        shown = []
+        for cases in tables.values():
+            for cells in cases.values():
+                cell = cells.get(label)
+                if cell is None:
+                    shown.append("-")
+                elif cell.median is None:
+                    shown.append(cell.note or "-")
+                else:
+                    once = " (1 run)" if getattr(cell, "wall_once", False) else ""
+                    shown.append("%.1f%s" % (cell.median * 1e3, once))
+        lines.append("| %s | %s |" % (label, " | ".join(shown)))
+    return "\n".join(lines)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--mb", type=float, default=2.0, help="megabytes of each corpus")
-    ap.add_argument("--docs", type=int, default=1000, help="documents for the 2-thread batch")
-    ap.add_argument("--names", default=",".join(NAMES), help="encodings, comma-separated (default: %(default)s)")
+    ap.add_argument("--mb", type=float, default=0.5, help="megabytes per slice (default %(default)s)")
+    ap.add_argument("--names", default=",".join(NAMES), help="encodings (default: %(default)s)")
+    ap.add_argument("--corpora", default=",".join(CORPORA), help="corpora (default: %(default)s)")
+    ap.add_argument("--python", action="store_true", help="add pybpe's pure-Python backend (slow)")
+    ap.add_argument("--long-names", default="cl100k_base,gpt2", help="encodings for the long pieces")
+    ap.add_argument("--long-limit", type=float, default=5.0, help="seconds over which a long call runs once")
+    ap.add_argument("--skip-long", action="store_true")
+    ap.add_argument("--skip-batch", action="store_true")
     args = ap.parse_args()
-    limit = int(args.mb * 1e6)
-    corpora = {"prose": _cut(corpus_prose(), args.mb), "python": _cut(corpus_python(limit), args.mb),
-               "multilingual": _cut(corpus_multilingual(limit), args.mb)}
-    cols, rows = [], {}
+    need = (args.rounds + 1) * args.mb * 1e6 * 1.05
+    makers = {"prose": corpus_prose, "python": corpus_python, "multilingual": corpus_multilingual,
+              "cjk": corpus_cjk}
+    corpora = {}
+    for cname in args.corpora.split(","):
+        cut = slices(makers[cname](need), args.mb, args.rounds + 1)
+        if len(cut) < 2:
+            raise SystemExit("corpus %s is too short for slices of %.2f MB" % (cname, args.mb))
+        corpora[cname] = cut
+    started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    unseen, seen, nbytes, cols = {}, {}, {}, []
+    long_tables, long_seen, batch_rows = {}, {}, []
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.names.split(","):
-            enc = get_encoding(name, backend="c")
-            peers = _peers(name, enc, tmp)
-            for cname, text in corpora.items():
-                nbytes = len(text.encode("utf-8"))
-                docs = _docs(text, args.docs)
-                ref = enc.encode_ordinary(text)
-                ref_docs = enc.encode_ordinary_batch(docs, num_threads=1)
-                one_col = "%s %s 1T" % (name.replace("_base", ""), cname)
-                two_col = one_col[:-2] + "2T"
-                cols += [one_col, two_col]
-                for label, (single, batch) in peers.items():
-                    cells = rows.setdefault(label, {})
-                    one_ok, two_ok = single(text) == ref, batch(docs) == ref_docs
-                    cells[one_col] = cells[two_col] = "differs"
-                    # One thread and two alternate, so drift hits both alike.
-                    one, two = _median_seconds_pair(
-                        (lambda s=single: s(text)) if one_ok else None,
-                        (lambda b=batch: b(docs)) if two_ok else None, args.rounds)
-                    if one_ok:
-                        cells[one_col] = "%.1f" % (nbytes / one / 1e6)
-                    if two_ok:
-                        cells[two_col] = "%.1f" % (nbytes / two / 1e6)
-                print("done:", name, cname, file=sys.stderr)
-    control = _control(args.rounds)
-    print("| implementation | " + " | ".join(cols) + " |")
-    print("|---|" + "---:|" * len(cols))
-    for label, cells in rows.items():
-        print("| %s | %s |" % (label, " | ".join(cells.get(c, "-") for c in cols)))
-    print()
-    print("MB/s of UTF-8 input, median of %d; corpora %.1f MB each; 2T = batch of %d documents on 2 threads."
-          % (args.rounds, args.mb, args.docs))
-    print("Machine control: hashlib.sha256 on 2 threads ran %.2fx one thread's throughput." % control)
+            encs = {label: single for label, (single, _) in encoders(name, tmp, args.python).items()}
+            c = encs[REFERENCE]
+            for cname, cut in corpora.items():
+                col = "%s %s" % (name.replace("_base", ""), cname)
+                cols.append(col)
+                timed, warm = cut[:-1], cut[-1]
+                for label, cell in run_rounds(encs, warm, timed, c).items():
+                    unseen.setdefault(label, {})[col] = cell
+                nbytes[col] = statistics.mean(len(t.encode("utf-8")) for t in timed)
+                for label, cell in run_rounds(encs, timed[0], timed, c, seen=True).items():
+                    seen.setdefault(label, {})[col] = cell
+                print("done:", col, file=sys.stderr)
+            if not args.skip_long and name in args.long_names.split(","):
+                long_tables[name] = run_long(encs, args.rounds, args.long_limit)
+                long_seen[name] = run_long(encs, args.rounds, args.long_limit, seen=True)
+                print("done: long pieces", name, file=sys.stderr)
+            if not args.skip_batch and "prose" in corpora:
+                cut = corpora["prose"]
+                one, two = run_batch(get_encoding(name, backend="c"), cut[:-1], cut[-1])
+                mb = statistics.mean(len(t.encode("utf-8")) for t in cut[:-1]) / 1e6
+                batch_rows.append((name, mb / one, mb / two, one / two))
+    print("# Encoding speed, %s\n" % started)
+    print("Slices of %.2f MB, %d timed rounds (medians), one fresh slice per round after a warm-up on "
+          "another; IDs identical to pybpe C's on every timed call unless marked. Python %s.\n"
+          % (args.mb, args.rounds, sys.version.split()[0]))
+    print("## 1. Unseen text, one thread: MB/s (x = speed relative to pybpe C list)\n")
+    print(mbs_table(cols, unseen, nbytes))
+    print("\n* = used more than 1.3 CPU-seconds per wall-second (threads of its own).\n")
+    print("## 2. Seen text (the same slice re-encoded each round, after a warm call on it): MB/s\n")
+    print(mbs_table(cols, seen, nbytes))
+    if long_tables:
+        print("\n## 3. Long pieces: ms per call (median; a fresh variant each round)\n")
+        print(long_table(long_tables))
+        print("\nThe same, seen text (one variant, re-encoded each round after a warm call on it):\n")
+        print(long_table(long_seen))
+    if batch_rows:
+        print("\n## 4. pybpe C encode_ordinary_batch, prose slices cut into ~10 KB documents\n")
+        print("| encoding | 1 thread MB/s | 2 threads MB/s | 2T / 1T |")
+        print("|---|---:|---:|---:|")
+        for name, one, two, ratio in batch_rows:
+            print("| %s | %.1f | %.1f | %.2fx |" % (name, one, two, ratio))
+        print("\nMachine control: hashlib.sha256 on 2 threads ran %.2fx one thread's throughput."
+              % control(args.rounds))
 
 
 if __name__ == "__main__":

@@ -1,21 +1,32 @@
 """Whole-job training benchmark: pybpe against the peers, as a Markdown table.
 
-Each trainer runs in its OWN subprocess (so peak RSS is its own), three times;
+Each trainer runs in its OWN subprocess (so peak RSS is its own), --repeat
+times, the trainers interleaved round by round (every trainer once, then
+every trainer again, ...) so that drift on a shared machine hits all alike;
 the table gives the median wall time of the job -- from the text file on disk
 to a trained tokenizer, imports excluded -- and the largest peak RSS of the
-three runs (os.wait4's ru_maxrss, which includes the interpreter and the
-imports).  Single thread sets RAYON_NUM_THREADS=1 (HF tokenizers),
+runs (os.wait4's ru_maxrss, which includes the interpreter and the imports).
+Single thread sets RAYON_NUM_THREADS=1 (HF tokenizers, gigatoken, rustbpe),
 num_threads=1 (sentencepiece), n_threads=1 (YouTokenToMe); "default" leaves
 each at its own default.  pybpe is single-threaded either way.  Peers that are
 not installed are listed as unavailable.  pybpe.reference (the chapter's
 literal algorithm) runs on a 100 KB slice for 200 merges only.
 
+The byte-level rows are one job: UTF-8 bytes as the 256 initial symbols, the
+GPT-2 pattern cutting the text into pieces, merges until the vocabulary
+holds --sizes entries -- pybpe (BPETokenizer(byte_level=True,
+pretokenizer="gpt2")), gigatoken.train_bpe (its own GPT-2 style
+pre-tokenizer; no pattern argument), rustbpe (Tokenizer.train_from_iterator
+with the gpt2 pattern, fed the file's lines) and HF tokenizers (ByteLevel
+pre-tokenizer, whose regex is GPT-2's).  "pybpe (C)" without "byte-level" is
+the chapter flavour (str.split() words, end-of-word marker).
+
     python3 tools/bench_train_table.py ../shared/data/shakespeare.txt
     python3 tools/bench_train_table.py CORPUS --sizes 8000 --repeat 3 --threads single
 
-Peers: pip install tokenizers sentencepiece youtokentome (youtokentome needs
-Cython installed first and `pip install --no-build-isolation youtokentome`).
-Not a runtime dependency of pybpe.
+Peers: the `bench` extra (pip install -e '.[bench]'), plus youtokentome
+(needs Cython installed first and `pip install --no-build-isolation
+youtokentome`).  Not a runtime dependency of pybpe.
 """
 import argparse
 import json
@@ -42,6 +53,35 @@ def _pybpe(backend):
             tok.train(f)
         return time.perf_counter() - t0, tok.vocab_size
     return run
+
+
+def _pybpe_byte_level(path, vocab, threads):
+    import pybpe
+
+    t0 = time.perf_counter()
+    tok = pybpe.BPETokenizer(vocab_size=vocab, byte_level=True, pretokenizer="gpt2", backend="c")
+    with open(path, encoding="utf-8") as f:
+        tok.train(f)
+    return time.perf_counter() - t0, tok.vocab_size
+
+
+def _gigatoken(path, vocab, threads):
+    import gigatoken
+
+    t0 = time.perf_counter()
+    ranks, _merges = gigatoken.train_bpe(path, vocab, [])
+    return time.perf_counter() - t0, len(ranks)
+
+
+def _rustbpe(path, vocab, threads):
+    import rustbpe
+    from pybpe.patterns import PRESETS
+
+    t0 = time.perf_counter()
+    tok = rustbpe.Tokenizer()
+    with open(path, encoding="utf-8") as f:
+        tok.train_from_iterator(f, vocab, pattern=PRESETS["gpt2"])
+    return time.perf_counter() - t0, tok.vocab_size
 
 
 def _pybpe_reference(path, vocab, threads):
@@ -106,6 +146,9 @@ def _youtokentome(path, vocab, threads):
 TRAINERS = {
     "pybpe (C)": (_pybpe("c"), "pybpe._bpe_c"),
     "pybpe (Python)": (_pybpe("python"), "pybpe"),
+    "pybpe (C), byte-level gpt2": (_pybpe_byte_level, "pybpe._bpe_c"),
+    "gigatoken, byte-level": (_gigatoken, "gigatoken"),
+    "rustbpe, byte-level gpt2": (_rustbpe, "rustbpe"),
     "HF tokenizers, WhitespaceSplit": (_hf(False), "tokenizers"),
     "HF tokenizers, ByteLevel": (_hf(True), "tokenizers"),
     "sentencepiece BPE": (_sentencepiece, "sentencepiece"),
@@ -128,19 +171,6 @@ def available(module):
     except ImportError:
         return False
     return True
-
-
-def measure(name, path, vocab, threads, repeat):
-    """Median seconds, vocab size, max peak RSS (MB) over `repeat` children."""
-    times, rss, size = [], [], None
-    for _ in range(repeat):
-        got = run_once(name, path, vocab, threads)
-        if got is None:
-            return None
-        seconds, size, peak = got
-        times.append(seconds)
-        rss.append(peak)
-    return statistics.median(times), size, max(rss)
 
 
 def run_once(name, path, vocab, threads):
@@ -179,7 +209,7 @@ def main(argv=None):
         parser.error("give the corpus path")
     path = os.path.abspath(args.corpus)
     names = [n for n in TRAINERS if not args.only or any(s in n for s in args.only.split(","))]
-    rows = []
+    jobs, rows = [], []
     for threads in args.threads.split(","):
         for vocab in map(int, args.sizes.split(",")):
             for name in names:
@@ -187,28 +217,50 @@ def main(argv=None):
                     continue  # once is plenty: it ignores both settings
                 if name.startswith("pybpe") and threads != "single":
                     continue  # single-threaded: the same numbers again
-                if not available(TRAINERS[name][1]):
-                    rows.append((name, vocab, threads, "unavailable (not installed)"))
-                    continue
-                got = measure(name, path, vocab, threads, args.repeat)
-                rows.append((name, vocab, threads, got or "failed (see stderr)"))
-                sys.stderr.write("%-40s %6d %-8s %s\n" % (name, vocab, threads, got))
-    print("Shakespeare (%s, %.1f MB), whole job (file -> trained tokenizer), median of %d runs, "
-          "each in its own process\n" % (os.path.basename(path), os.path.getsize(path) / 1e6, args.repeat))
-    print("| trainer | vocab | threads | seconds | peak RSS (MB) | entries | vs pybpe (C) |")
-    print("| --- | ---: | --- | ---: | ---: | ---: | ---: |")
-    ours = {(v, "single"): got[0] for n, v, t, got in rows
-            if n == "pybpe (C)" and not isinstance(got, str)}
+                jobs.append((name, vocab, threads))
+    # Round by round: every job once, then every job again, so that a change
+    # of load on a shared machine hits every trainer alike.
+    results = {job: [] for job in jobs if available(TRAINERS[job[0]][1])}
+    failed = set()
+    for _ in range(args.repeat):
+        for job in results:
+            if job in failed:
+                continue
+            got = run_once(job[0], path, job[1], job[2])
+            if got is None:
+                failed.add(job)
+                continue
+            results[job].append(got)
+            sys.stderr.write("%-40s %6d %-8s %.3f s\n" % (job + (got[0],)))
+    for job in jobs:
+        name, vocab, threads = job
+        if job not in results:
+            rows.append(job + ("unavailable (not installed)",))
+        elif job in failed:
+            rows.append(job + ("failed (see stderr)",))
+        else:
+            runs = results[job]
+            rows.append(job + ((statistics.median(r[0] for r in runs), runs[-1][1], max(r[2] for r in runs)),))
+    print("%s, %s (%s, %.1f MB), whole job (file -> trained tokenizer), median of %d runs, "
+          "each in its own process, trainers interleaved round by round\n"
+          % (time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), os.path.basename(path), path,
+             os.path.getsize(path) / 1e6, args.repeat))
+    print("| trainer | vocab | threads | seconds | peak RSS (MB) | entries | / pybpe (C) | / gigatoken |")
+    print("| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: |")
+    ours = {(v, t): got[0] for n, v, t, got in rows if n == "pybpe (C)" and not isinstance(got, str)}
+    giga = {(v, t): got[0] for n, v, t, got in rows if n.startswith("gigatoken") and not isinstance(got, str)}
     for name, vocab, threads, got in rows:
         if isinstance(got, str):
-            print("| %s | %d | %s | %s | | | |" % (name, vocab, threads, got))
+            print("| %s | %d | %s | %s | | | | |" % (name, vocab, threads, got))
             continue
         seconds, size, rss = got
-        base = ours.get((vocab, "single"))
-        ratio = "%.1fx" % (seconds / base) if base and not name.startswith("pybpe.reference") else ""
+        ratios = []
+        for base in (ours.get((vocab, "single")), giga.get((vocab, threads))):
+            ok = base and not name.startswith("pybpe.reference")
+            ratios.append("%.2fx" % (seconds / base) if ok else "")
         shown_vocab = "200 merges" if name.startswith("pybpe.reference") else str(vocab)
-        print("| %s | %s | %s | %.3f | %.0f | %d | %s |" % (name, shown_vocab, threads, seconds, rss,
-                                                           size, ratio))
+        print("| %s | %s | %s | %.3f | %.0f | %d | %s | %s |" % (name, shown_vocab, threads, seconds, rss,
+                                                                size, *ratios))
 
 
 if __name__ == "__main__":
