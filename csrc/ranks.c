@@ -1118,9 +1118,9 @@ static int rk_merge_piece(const bpe_ranks *r, const unsigned char *p, size_t len
  * up to 8 bytes of it at once).  Order of attempts: one byte; the whole
  * piece as one token (tiktoken's rule), asking the hot-token caches first;
  * the cache of this call's earlier pieces; merging. */
-static int rk_encode_piece(const bpe_ranks *r, const unsigned char *text, size_t text_len,
-                           size_t pos, size_t len, rk_scratch *s, uint32_t *out,
-                           size_t produced, size_t *count)
+static int rk_encode_piece_rest(const bpe_ranks *r, const unsigned char *text,
+                                size_t text_len, size_t pos, size_t len, rk_scratch *s,
+                                uint32_t *out, size_t produced, size_t *count)
 {
     const unsigned char *p = text + pos;
     rk_cache_entry *e = NULL;
@@ -1210,6 +1210,28 @@ static int rk_encode_piece(const bpe_ranks *r, const unsigned char *text, size_t
         e->count = (uint32_t)*count;
     }
     return status;
+}
+
+/* rk_encode_piece_rest, with its most common case (a short piece already
+ * in the hot-token cache) first. */
+static inline int rk_encode_piece(const bpe_ranks *r, const unsigned char *text,
+                                  size_t text_len, size_t pos, size_t len, rk_scratch *s,
+                                  uint32_t *out, size_t produced, size_t *count)
+{
+    /* The hot path first, where it can be inlined in the callers' loops:
+     * two pieces in three of Shakespeare end here (319,000 of 476,000 per
+     * 2 MB), and each paid the call of the large function below (its
+     * prologue saving six registers). */
+    if (len >= 2 && len <= 8 && s->hot && r->whole_piece) {
+        rk_key key = rk_key_of(text + pos, len, text + text_len);
+        const rk_hot_entry *hot = &s->hot[(size_t)(key.hash >> 32) & (s->cache_want - 1)];
+        if (hot->len == len && hot->head == key.head) {
+            out[produced] = hot->id;
+            *count = 1;
+            return BPE_OK;
+        }
+    }
+    return rk_encode_piece_rest(r, text, text_len, pos, len, s, out, produced, count);
 }
 
 /* Byte length of the first `chars` UTF-8 characters of p[0..avail). */
