@@ -4,7 +4,10 @@
 anything is timed, pybpe's C and Python backends must learn the same merges.
 Peers (HF tokenizers with WhitespaceSplit, sentencepiece BPE, YouTokenToMe)
 run when installed, single-threaded, on the same file; they are an optional
-extra, never a dependency.  For wall time and peak RSS with each trainer in
+extra, never a dependency.  A second group is the byte-level job (UTF-8
+bytes, the GPT-2 pattern): pybpe's C backend against gigatoken.train_bpe and
+rustbpe (the `bench` extra; skipped when absent; both use rayon, so run with
+RAYON_NUM_THREADS=1 for one thread -- `make bench` does not set it).  For wall time and peak RSS with each trainer in
 its own process, and the 30,000 size, see tools/bench_train_table.py.
 """
 import os
@@ -84,3 +87,42 @@ def test_youtokentome(benchmark, path):
         bpe = benchmark.pedantic(yttm.BPE.train, kwargs=dict(
             data=path, model=os.path.join(tmp, "m.yttm"), vocab_size=VOCAB, n_threads=1), rounds=3)
         assert bpe.vocab_size() == VOCAB
+
+
+BYTE_GROUP = "train Shakespeare to %d byte-level entries (gpt2 pattern), whole job" % VOCAB
+
+
+def test_pybpe_byte_level(benchmark, path):
+    if "c" not in BACKENDS:
+        pytest.skip("the C backend is not built")
+    benchmark.group = BYTE_GROUP
+
+    def run():
+        tok = pybpe.BPETokenizer(vocab_size=VOCAB, byte_level=True, pretokenizer="gpt2", backend="c")
+        with open(path, encoding="utf-8") as f:
+            tok.train(f)
+        return tok
+
+    assert benchmark.pedantic(run, rounds=3).vocab_size == VOCAB
+
+
+def test_gigatoken_byte_level(benchmark, path):
+    gigatoken = pytest.importorskip("gigatoken")
+    benchmark.group = BYTE_GROUP
+    ranks, _ = benchmark.pedantic(gigatoken.train_bpe, args=(path, VOCAB, []), rounds=3)
+    assert len(ranks) == VOCAB
+
+
+def test_rustbpe_byte_level(benchmark, path):
+    rustbpe = pytest.importorskip("rustbpe")
+    from pybpe.patterns import PRESETS
+
+    benchmark.group = BYTE_GROUP
+
+    def run():
+        tok = rustbpe.Tokenizer()
+        with open(path, encoding="utf-8") as f:
+            tok.train_from_iterator(f, VOCAB, pattern=PRESETS["gpt2"])
+        return tok
+
+    assert benchmark.pedantic(run, rounds=3).vocab_size == VOCAB
