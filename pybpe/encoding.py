@@ -244,8 +244,8 @@ class Encoding:
 
     def __setstate__(self, state):
         if "registered_as" in state:
-            # late: the registry (and the file loaders it imports) is needed
-            # only to unpickle a registered encoding
+            # late: the registry imports this module (and the file loaders),
+            # and is needed here only to unpickle a registered encoding
             from .registry import get_encoding
 
             self.__dict__.update(get_encoding(state["registered_as"], backend=state["backend"]).__dict__)

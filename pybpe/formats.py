@@ -28,8 +28,9 @@ import reprlib
 import stat
 
 from . import patterns
-from .core.spec.merge import byte_pair_merge
 from ._atomic import atomic_write, same_file
+from .core.spec.merge import byte_pair_merge
+from .encoding import Encoding
 from .errors import FormatError
 
 _MAX_ID = 2**32 - 2  # IDs are uint32 in C; 2**32 - 1 means "no symbol"
@@ -269,8 +270,6 @@ def _parse_merges(items, vocab, path, numbered):
 def _build(path, **kwargs):
     # Any inconsistency the Encoding finds (a merge whose result is not a
     # token, duplicate IDs...) is the file's fault: report it as such.
-    from .encoding import Encoding  # late: registry imports formats, and encoding imports registry
-
     try:
         return Encoding(**kwargs)
     except (ValueError, TypeError) as exc:

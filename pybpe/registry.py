@@ -42,6 +42,7 @@ import pkgutil
 import threading
 
 from . import core, patterns
+from .encoding import Encoding
 from .errors import FormatError
 from .formats import load_tiktoken_bpe
 
@@ -219,8 +220,6 @@ def _load_ranks(path, expected_sha256):
 
 def _construct(name, backend):
     # An Encoding from a registered or plugin constructor.
-    from .encoding import Encoding  # late: encoding imports registry back (unpickling by name)
-
     constructor = _registered.get(name)
     if constructor is None:
         constructor = _plugin_constructors()[name][0]
@@ -249,8 +248,6 @@ def get_encoding(name, *, path=None, backend=None):
         >>> get_encoding("o200k_base").encode("hello world")
         [24912, 2375]
     """
-    from .encoding import Encoding  # late: encoding imports registry back (unpickling by name)
-
     if not isinstance(name, str):
         raise ValueError("an encoding name must be a str, not %s" % type(name).__name__)
     resolved = core.resolve(backend)

@@ -115,8 +115,8 @@ def test_split_is_the_pattern(ranks, preset_name, pattern):
 
 def test_encode_paths_agree_on_both_backends(ranks):
     enc = pybpe.get_encoding("gpt2", backend="python")
-    tokens = list(enc.mergeable_ranks)
-    table = ranks.RankTable(tokens, [enc.mergeable_ranks[t] for t in tokens])
+    mergeable = enc.mergeable_ranks  # (a copy per read)
+    table = ranks.RankTable(list(mergeable), list(mergeable.values()))
     preset = ranks.PRESET_GPT2
     want = [enc.encode_ordinary(t) for t in TEXTS]
     assert [table.encode_text(t, preset) for t in TEXTS] == want
