@@ -16,7 +16,7 @@ import sys
 import time
 
 from . import BPETokenizer, backend, load
-from ._atomic import _resolve
+from ._atomic import resolve_target
 
 BUNDLED_CORPUS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "hamlet.txt")
 DEMO_LINE = "To be, or not to be, that is the question: whether 'tis nobler in the mind to suffer"
@@ -80,7 +80,7 @@ def train(args):
 def _is_stream(path):
     """True if writing `path` writes to a stream (stdout, a pipe, a device)."""
     try:
-        return _resolve(path)[1]
+        return resolve_target(path)[1]
     except (OSError, ValueError):
         return False
 

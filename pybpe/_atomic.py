@@ -63,7 +63,7 @@ def atomic_output(path, *, inputs=()):
         return
     path = os.fspath(path)
     try:
-        target, is_stream = _resolve(path)
+        target, is_stream = resolve_target(path)
         _refuse_inputs(path, target, inputs)
     except OSError as exc:
         raise _naming(exc, path) from None
@@ -233,7 +233,7 @@ def _link_empty_path(fd, path):
         raise OSError(code, os.strerror(code), path)
 
 
-def _resolve(path):
+def resolve_target(path):
     """(target, is_stream): the file that writing `path` should change.
 
     Follows symlinks one by one (a dangling link resolves to the path it
@@ -266,7 +266,7 @@ def _resolve(path):
 def same_file(a, b):
     """True if writing paths `a` and `b` would write the same file (through
     symlinks, and hard links when it exists)."""
-    target_a, target_b = _resolve(os.fspath(a))[0], _resolve(os.fspath(b))[0]
+    target_a, target_b = resolve_target(os.fspath(a))[0], resolve_target(os.fspath(b))[0]
     if target_a == target_b:
         return True
     try:

@@ -173,7 +173,8 @@ def encoding_of_rank_file(data):
     return None
 
 
-def _sha256(path):
+def file_sha256(path):
+    """The SHA-256 of a file's contents, in hex (read in 1 MB blocks)."""
     digest = hashlib.sha256()
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
@@ -209,7 +210,7 @@ def _load_ranks(path, expected_sha256):
     real = os.path.abspath(path)
     ranks = _rank_cache.get((real, expected_sha256))
     if ranks is None:
-        actual = _sha256(real)
+        actual = file_sha256(real)
         if actual != expected_sha256:
             raise FormatError("%s: sha256 is %s, expected %s (a different or damaged file)"
                               % (real, actual, expected_sha256))

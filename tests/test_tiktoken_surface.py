@@ -80,7 +80,7 @@ def test_o200k_harmony_specials():
 
 def test_rank_files_ship_and_are_checked(tmp_path):
     for filename, sha in registry._FILES.items():
-        assert registry._sha256(os.path.join(DATA, filename)) == sha
+        assert registry.file_sha256(os.path.join(DATA, filename)) == sha
     # a damaged copy is refused, naming the file
     bad = tmp_path / "o200k_base.tiktoken"
     data = open(os.path.join(DATA, "o200k_base.tiktoken"), "rb").read()

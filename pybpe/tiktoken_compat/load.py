@@ -8,7 +8,7 @@ import os
 
 from .. import formats
 from ..errors import FormatError
-from ..registry import _sha256
+from ..registry import file_sha256
 
 
 def _local(path, expected_hash):
@@ -16,7 +16,7 @@ def _local(path, expected_hash):
     if "://" in path:
         raise ValueError("%s: pybpe never downloads; pass the path of a local copy" % path)
     if expected_hash is not None:
-        actual = _sha256(path)
+        actual = file_sha256(path)
         if actual != expected_hash:
             raise FormatError("%s: sha256 is %s, expected %s (a different or damaged file)"
                               % (path, actual, expected_hash))
