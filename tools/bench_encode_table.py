@@ -27,8 +27,9 @@ further.  The tables:
      the same pieces again.
   3. long pieces: "a" * 1,000,000, a million spaces and 1 MB of seeded random
      lowercase letters (each one piece, or nearly), ms per call; each round
-     uses a fresh variant (one more character, another seed).  A call over
-     --long-limit seconds is run once only.
+     uses a fresh variant (one more character, another seed); then the same
+     text re-encoded.  An encoder whose timed call takes over --long-limit
+     seconds is not run again ("1 run").
   4. batch of 10 KB documents: pybpe's encode_ordinary_batch on 1 and 2
      threads, interleaved, fresh slices, with a machine control
      (hashlib.sha256 on 2 threads, which releases the GIL) giving the
@@ -71,9 +72,9 @@ import time
 
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, HERE)
-# Peers that use rayon get two threads for their batch calls; their
-# single-text calls are asked for one thread below.  Nothing may download.
-os.environ.setdefault("RAYON_NUM_THREADS", "2")
+# Every timed peer call is single-threaded (rayon-based peers get one
+# thread; pybpe's 2-thread batch does not use rayon).  Nothing may download.
+os.environ.setdefault("RAYON_NUM_THREADS", "1")
 os.environ.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
 
 from pybpe.encoding import Encoding  # noqa: E402
@@ -194,21 +195,21 @@ def _tolist(ids):
 
 
 def encoders(name, tmp, with_python):
-    """{label: (single(text) -> ids, batch(docs, threads) -> [ids] or None)} of installed encoders."""
+    """{label: encode(text) -> IDs (a list or an array)} of the installed encoders, one thread each."""
     c = get_encoding(name, backend="c")
     out = {
-        REFERENCE: (c.encode_ordinary, lambda d, n: c.encode_ordinary_batch(d, num_threads=n)),
-        "pybpe C, NumPy array": (c.encode_to_numpy, None),
+        REFERENCE: c.encode_ordinary,
+        "pybpe C, NumPy array": c.encode_to_numpy,
     }
     if with_python:
         py = get_encoding(name, backend="python")
-        out["pybpe Python"] = (py.encode_ordinary, None)
+        out["pybpe Python"] = py.encode_ordinary
     rank_file = os.path.join(DATA, name + ".tiktoken")
     try:
         import tiktoken
         tk = tiktoken.Encoding(name, pat_str=c.pat_str, mergeable_ranks=c.mergeable_ranks,
                                special_tokens=c.special_tokens)
-        out["tiktoken"] = (tk.encode_ordinary, None)
+        out["tiktoken"] = tk.encode_ordinary
     except ImportError:
         pass
     json_path = os.path.join(tmp, name + ".json")
@@ -217,7 +218,7 @@ def encoders(name, tmp, with_python):
     try:
         import tokenizers
         hf = tokenizers.Tokenizer.from_file(json_path)
-        out["HF tokenizers"] = (lambda t: hf.encode(t, add_special_tokens=False).ids, None)
+        out["HF tokenizers"] = lambda t: hf.encode(t, add_special_tokens=False).ids
     except ImportError:
         pass
     try:
@@ -226,27 +227,27 @@ def encoders(name, tmp, with_python):
         g = gigatoken.Tokenizer.from_tiktoken(rank_file, pretokenizer=scheme, special_tokens=c.special_tokens)
         # encode_batch_list is what its tiktoken-compatible encode_ordinary
         # calls; parallel=False keeps it on one thread.
-        out["gigatoken, list"] = (lambda t: g.encode_batch_list([t], parallel=False)[0], None)
-        out["gigatoken, NumPy array"] = (g.encode, None)
+        out["gigatoken, list"] = lambda t: g.encode_batch_list([t], parallel=False)[0]
+        out["gigatoken, NumPy array"] = g.encode
     except ImportError:
         pass
     try:
         import fastokens
         f = fastokens.Tokenizer.from_tiktoken(rank_file, pattern=c.pat_str, special_tokens=c.special_tokens)
-        out["fastokens"] = (lambda t: f.encode_ordinary(t).ids, None)
+        out["fastokens"] = lambda t: f.encode_ordinary(t).ids
     except ImportError:
         pass
     try:
         import tokie
         tt = tokie.Tokenizer.from_json(json_path)
-        out["tokie"] = (lambda t: tt.encode(t, add_special_tokens=False).ids, None)
+        out["tokie"] = lambda t: tt.encode(t, add_special_tokens=False).ids
     except ImportError:
         pass
     if name == "cl100k_base":
         try:
             from rs_bpe.bpe import openai
             rs = openai.cl100k_base()
-            out["rs-bpe"] = (lambda t: list(rs.encode(t)), None)
+            out["rs-bpe"] = lambda t: list(rs.encode(t))
         except Exception:  # not installed, or an API this script does not know
             pass
     return out
@@ -289,6 +290,7 @@ class Cell:
 
     def __init__(self):
         self.wall, self.cpu, self.note = [], [], None
+        self.once = False  # a long call not repeated (it took over --long-limit)
 
     def add(self, wall, cpu):
         self.wall.append(wall)
@@ -344,7 +346,9 @@ def long_cases(seed_round):
 
 def run_long(encs, rounds, limit, seen=False):
     """{case: {label: Cell}} of ms per call on the long-piece texts (if
-    `seen`, the same text every round and for the warm call)."""
+    `seen`, the same text for the warm call and every round).  An encoder
+    whose timed call takes over `limit` seconds is not run again: its figure
+    is then that one call."""
     variants = [long_cases(0 if seen else k) for k in range(rounds + 1)]
     out = {}
     c = encs[REFERENCE]
@@ -353,22 +357,14 @@ def run_long(encs, rounds, limit, seen=False):
         warm = variants[rounds][case]
         ref = c(warm)
         for label, fn in encs.items():
-            try:
-                wall, cpu, result = _timed(fn, warm)
-            except Failed as e:
-                cells[label].note = str(e)
-                continue
-            if _tolist(result) != ref:
-                cells[label].note = "differs"
-            elif wall > limit:
-                cells[label].add(wall, cpu)  # once is enough: a figure, not a median
-                cells[label].wall_once = True
+            cells[label].note = _same(fn, warm, ref)
         for k in range(rounds):
             text = variants[k][case]
-            ref = c(text)
+            if not seen:
+                ref = c(text)
             for label, fn in encs.items():
                 cell = cells[label]
-                if cell.note or getattr(cell, "wall_once", False):
+                if cell.note or cell.once:
                     continue
                 try:
                     wall, cpu, result = _timed(fn, text)
@@ -377,6 +373,7 @@ def run_long(encs, rounds, limit, seen=False):
                     continue
                 if _tolist(result) == ref:
                     cell.add(wall, cpu)
+                    cell.once = wall > limit and k + 1 < rounds
                 else:
                     cell.note = "differs"
                 del result
@@ -464,7 +461,7 @@ def long_table(tables):
                 elif cell.median is None:
                     shown.append(cell.note or "-")
                 else:
-                    once = " (1 run)" if getattr(cell, "wall_once", False) else ""
+                    once = " (1 run)" if cell.once else ""
                     shown.append("%.1f%s" % (cell.median * 1e3, once))
         lines.append("| %s | %s |" % (label, " | ".join(shown)))
     return "\n".join(lines)
@@ -496,7 +493,7 @@ def main():
     long_tables, long_seen, batch_rows = {}, {}, []
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.names.split(","):
-            encs = {label: single for label, (single, _) in encoders(name, tmp, args.python).items()}
+            encs = encoders(name, tmp, args.python)
             c = encs[REFERENCE]
             for cname, cut in corpora.items():
                 col = "%s %s" % (name.replace("_base", ""), cname)
