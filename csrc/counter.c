@@ -18,13 +18,20 @@
  * a probe always meets an empty slot (BPE__NONE).  Each entry keeps its
  * hash, so growing never re-reads the bytes.
  *
- * Not here: regular expressions, case folding, special tokens (the caller
- * handles those and passes words to bpe_counter_add_words).
+ * Pieces.  Byte-level training cuts text with the gpt2 / cl100k / o200k
+ * patterns, not str.split(): bpe_counter_add_pieces cuts with pretok.c's
+ * scanners (the ones encoding uses) and counts what they cut in the same
+ * table, so no piece ever becomes a Python str.
+ *
+ * Not here: other regular expressions, case folding, special tokens (the
+ * caller handles those and passes words to bpe_counter_add_words, or texts
+ * already cut at special tokens to bpe_counter_add_pieces).
  */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "pretok.h"
 #include "text_internal.h"
 
 typedef struct {
@@ -145,18 +152,43 @@ static int count_word(bpe_counter *c, const unsigned char *w, size_t len,
     return count_hashed(c, w, len, bpe__word_hash(w, len, head), head, freq);
 }
 
-/* The split loop: skip whitespace, take the run of other characters.
- * Words go through in batches of COUNT_BATCH: the first pass finds them,
- * hashes them and prefetches their slots, the second prefetches the entries
- * those slots name, the third counts them, so the cache misses of a batch
- * overlap instead of queueing (the table is a few MB: on Shakespeare the
- * entry loads were 70% of the counting time before this). */
+/* Counts the n words start[i][0..wlen[i]) once each, in order; `end` is
+ * the end of the buffer they lie in (bpe__word_head may read up to it).
+ * Three passes, so the cache misses of a batch overlap instead of queueing
+ * (the table is a few MB: on Shakespeare the entry loads were 70% of the
+ * counting time before this): the first hashes the words and prefetches
+ * their slots, the second prefetches the entries those slots name, the
+ * third counts. */
+static int count_batch(bpe_counter *c, const unsigned char *const *start,
+                       const size_t *wlen, size_t n, const unsigned char *end)
+{
+    uint64_t hash[COUNT_BATCH], head[COUNT_BATCH];
+    size_t i;
+    int status;
+
+    for (i = 0; i < n; i++) {
+        head[i] = bpe__word_head(start[i], wlen[i], (size_t)(end - start[i]));
+        hash[i] = bpe__word_hash(start[i], wlen[i], head[i]);
+        PREFETCH(&c->slots[(size_t)hash[i] & c->mask]);
+    }
+    for (i = 0; i < n; i++) {  /* slots are in cache: fetch entries */
+        uint32_t id = c->slots[(size_t)hash[i] & c->mask];
+        if (id != BPE__NONE)
+            PREFETCH(&c->entries[id]);
+    }
+    for (i = 0; i < n; i++)
+        if ((status = count_hashed(c, start[i], wlen[i], hash[i], head[i], 1)))
+            return status;
+    return BPE_OK;
+}
+
+/* The split loop: skip whitespace, take the run of other characters, and
+ * count the words COUNT_BATCH at a time. */
 int bpe_counter_add_text(bpe_counter *counter, const char *text, size_t len)
 {
     const unsigned char *p = (const unsigned char *)text, *end = p + len;
     const unsigned char *start[COUNT_BATCH];
-    size_t wlen[COUNT_BATCH], nchars, i, n;
-    uint64_t hash[COUNT_BATCH], head[COUNT_BATCH];
+    size_t wlen[COUNT_BATCH], nchars, n;
     int status;
 
     if (counter == NULL || (text == NULL && len != 0))
@@ -166,24 +198,70 @@ int bpe_counter_add_text(bpe_counter *counter, const char *text, size_t len)
     if (!bpe__utf8_validate(p, len, &nchars))
         return BPE_EINVAL;
     while (p < end) {
-        for (n = 0; n < COUNT_BATCH; n++) {
+        for (n = 0; n < COUNT_BATCH; n++)
             if ((wlen[n] = bpe__next_word(&p, end, &start[n])) == 0)
                 break;
-            head[n] = bpe__word_head(start[n], wlen[n], (size_t)(end - start[n]));
-            hash[n] = bpe__word_hash(start[n], wlen[n], head[n]);
-            PREFETCH(&counter->slots[(size_t)hash[n] & counter->mask]);
-        }
-        for (i = 0; i < n; i++) {  /* slots are in cache: fetch entries */
-            uint32_t id = counter->slots[(size_t)hash[i] & counter->mask];
-            if (id != BPE__NONE)
-                PREFETCH(&counter->entries[id]);
-        }
-        for (i = 0; i < n; i++)
-            if ((status = count_hashed(counter, start[i], wlen[i], hash[i],
-                                       head[i], 1)))
-                return status;
+        if ((status = count_batch(counter, start, wlen, n, end)) != BPE_OK)
+            return status;
     }
     return BPE_OK;
+}
+
+/* The bytes of the first `chars` characters of validated UTF-8 at p. */
+static size_t char_bytes(const unsigned char *p, size_t chars)
+{
+    const unsigned char *q = p;
+
+    while (chars-- > 0)
+        q += bpe__utf8_len(*q);
+    return (size_t)(q - p);
+}
+
+/* One text after another, each cut by the scanner alone: a text's end is
+ * the end of the text for the pattern's look-aheads (`(?!\S)`, `$`), so
+ * a piece never runs from one text into the next.  When the whole buffer
+ * is ASCII, characters are bytes and the lengths need no walk. */
+int bpe_counter_add_pieces(bpe_counter *counter, int preset, const char *text,
+                           size_t len, const size_t *lengths, size_t n_texts)
+{
+    const unsigned char *p = (const unsigned char *)text, *end = p + len;
+    const unsigned char *start[COUNT_BATCH];
+    size_t wlen[COUNT_BATCH], nchars, total = 0, i, n = 0;
+    int status, ascii;
+
+    if (counter == NULL || (text == NULL && len != 0) ||
+        (lengths == NULL && n_texts != 0) ||
+        (preset != BPE_PRETOK_GPT2 && preset != BPE_PRETOK_CL100K &&
+         preset != BPE_PRETOK_O200K))
+        return BPE_EINVAL;
+    if (!bpe__utf8_validate(p, len, &nchars))
+        return BPE_EINVAL;
+    for (i = 0; i < n_texts; i++) {  /* the lengths must tile the text */
+        if (lengths[i] > nchars - total)
+            return BPE_EINVAL;
+        total += lengths[i];
+    }
+    if (total != nchars)
+        return BPE_EINVAL;
+    ascii = nchars == len;
+    for (i = 0; i < n_texts; i++) {
+        size_t tlen = ascii ? lengths[i] : char_bytes(p, lengths[i]), pos = 0;
+        while (pos < tlen) {
+            size_t next = bpe_pretok_next(preset, p, tlen, pos);
+            if (next <= pos || next > tlen)
+                return BPE_EINVAL;  /* (never: the scanners tile any text) */
+            start[n] = p + pos;
+            wlen[n++] = next - pos;
+            pos = next;
+            if (n == COUNT_BATCH) {
+                if ((status = count_batch(counter, start, wlen, n, end)) != BPE_OK)
+                    return status;
+                n = 0;
+            }
+        }
+        p += tlen;
+    }
+    return count_batch(counter, start, wlen, n, end);
 }
 
 int bpe_counter_add_words(bpe_counter *counter, const char *text, size_t len,

@@ -3,9 +3,10 @@
  *
  * bpe.h's core sees only symbol IDs; this layer is where UTF-8 text turns
  * into them, for BPETokenizer (bpe.h names all the layers):
- *   - counter.c: streaming word counting for training, and the initial word
- *     table.  The step before listing 064's loop: turn a corpus into its
- *     distinct words, each counted once, in order of first appearance (the
+ *   - counter.c: streaming word counting for training (str.split() words,
+ *     or the pieces of pretok.h's scanners), and the initial word table.
+ *     The step before listing 064's loop: turn a corpus into its distinct
+ *     words, each counted once, in order of first appearance (the
  *     order the first-encountered tie-break depends on), then turn every
  *     distinct word into its initial symbols.
  *   - encode_text.c: the one-call encoder, text -> IDs through the same
@@ -13,9 +14,10 @@
  * Text arrives as UTF-8, in batches, as Python's str.encode("utf-8",
  * "surrogatepass") writes it, so lone surrogates are ordinary characters.
  * Words are cut exactly where Python's str.split() cuts (its 29 whitespace
- * characters); other pre-tokenizers are run by the caller, which hands over
- * the words it found.  Nothing here knows about regular expressions, case
- * or special tokens.  Conventions (status codes, NULL-safe frees, no global
+ * characters) or where the gpt2 / cl100k / o200k patterns cut (pretok.h);
+ * other pre-tokenizers are run by the caller, which hands over the words it
+ * found.  Nothing here knows about other regular expressions, case or
+ * special tokens.  Conventions (status codes, NULL-safe frees, no global
  * state) are bpe.h's.
  */
 #ifndef PYBPE_TEXT_H
@@ -25,6 +27,7 @@
 #include <stdint.h>
 
 #include "bpe.h"
+#include "pretok.h"  /* the BPE_PRETOK_* presets of bpe_counter_add_pieces */
 
 /* cffi-begin: pybpe/_build.py makes Python's declarations from here */
 /* ---------------------------------------------------------------------
@@ -56,6 +59,19 @@ void bpe_counter_free(bpe_counter *counter);
  * and BPE_EOVERFLOW (a count past 2^64 - 1) leave the words before the
  * failure counted and the counter consistent. */
 int bpe_counter_add_text(bpe_counter *counter, const char *text, size_t len);
+
+/* Counts the pieces the pre-tokenizer `preset` (BPE_PRETOK_GPT2, _CL100K or
+ * _O200K, pretok.h) cuts from each of n_texts texts: text i is the next
+ * lengths[i] *characters* of text[0..len), which must hold exactly
+ * sum(lengths) characters of UTF-8 (else BPE_EINVAL, nothing counted).
+ * Each text is cut alone, as if it were all there is, so a piece never
+ * spans two texts: the caller decides where texts end (lines of a file,
+ * the places where special tokens were cut out).  Example (gpt2): texts
+ * "to be\n" and "to\n" add "to":2, " be":1, "\n":2.  An unknown preset
+ * is BPE_EINVAL; other failures as for bpe_counter_add_text.  Surrogates
+ * are characters of class "other", as for the `regex` module. */
+int bpe_counter_add_pieces(bpe_counter *counter, int preset, const char *text,
+                           size_t len, const size_t *lengths, size_t n_texts);
 
 /* Counts n_words given words: word i is the next lengths[i] *characters*
  * (code points) of text, which must hold exactly sum(lengths) characters of

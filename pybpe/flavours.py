@@ -93,6 +93,20 @@ class Flavour:
             text = text.lower()
         return _unicode.fix_surrogates(text) if self.byte_level else text
 
+    def prepare_all(self, texts):
+        """prepare() of each of `texts` (a list), with no call per text where it
+        would change nothing: an ASCII text has no surrogates.
+
+            >>> Flavour(byte_level=True, lowercase=True).prepare_all(["A", "B\\udc00"])
+            ['a', 'b�']
+        """
+        if self.lowercase:
+            texts = [text.lower() for text in texts]
+        if self.byte_level:
+            fix = _unicode.fix_surrogates
+            texts = [text if text.isascii() else fix(text) for text in texts]
+        return texts
+
     def split(self, text):
         """Text -> words.  Empty words are never produced."""
         text = self.prepare(text)

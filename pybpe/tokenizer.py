@@ -167,9 +167,13 @@ class BPETokenizer(Tokenizer):
 
         Whitespace splitting happens in the core: texts are joined with "\n"
         (whitespace, so no word boundary moves) into batches of about
-        _BATCH_CHARS characters, one core call each.  Any other pre-tokenizer
-        is a regex run here; its words go to the core in batches.  Special
-        tokens are cut out of each text first (they are never trained on).
+        _BATCH_CHARS characters, one core call each.  The gpt2 / cl100k /
+        o200k patterns are cut in the core too (its scanners, the ones
+        encoding uses): texts go over in lists of about _BATCH_CHARS
+        characters, each text still cut alone, as it always was.  Any other
+        pre-tokenizer is a regex run here; its words go to the core in
+        batches.  Special tokens are cut out of each text first (they are
+        never trained on).
         """
         if isinstance(corpus, (str, bytes)):
             raise TypeError("corpus must be an iterable of str (a list of texts, a file...), "
@@ -177,17 +181,24 @@ class BPETokenizer(Tokenizer):
         counter = self._core.WordCounter()
         flavour = self.flavour
         special_re = self._specials_pattern()
-        texts = _checked_texts(corpus) if special_re else iter(corpus)
-        if special_re:
-            texts = (piece for text in texts for piece in special_re.split(text))
+        preset = self._preset()
         if flavour.pattern is None and flavour.pretokenizer == WHITESPACE:
+            texts = _checked_texts(corpus) if special_re else iter(corpus)
+            if special_re:
+                texts = (piece for text in texts for piece in special_re.split(text))
             batches = (_file_batches(corpus) if isinstance(corpus, io.TextIOBase) and not special_re
-                       else _text_batches(texts))
+                       else ("\n".join(batch) for batch in _text_lists(texts)))
             for batch in batches:
                 counter.add_text(flavour.prepare(batch))
+        elif preset is not None:
+            for batch in _text_lists(iter(corpus)):
+                if special_re:
+                    batch = _split_specials(special_re, batch)
+                counter.add_pieces(flavour.prepare_all(batch), preset)
         else:
-            if not special_re:
-                texts = _checked_texts(texts)
+            texts = _checked_texts(corpus)
+            if special_re:
+                texts = (piece for text in texts for piece in special_re.split(text))
             words, split = [], flavour.split
             for text in texts:
                 words += split(text)
@@ -196,6 +207,13 @@ class BPETokenizer(Tokenizer):
                     words = []
             counter.add_words(words)
         return counter
+
+    def _preset(self):
+        """The core's scanner for the flavour's pattern (core.PRESET_*), or
+        None when the core has none for it (a pattern of the user's)."""
+        pattern = self.flavour.pattern
+        name = None if pattern is None else _SCANNED.get(pattern.pattern)
+        return None if name is None else getattr(self._core, name)
 
     def train_from_counts(self, counts, *, progress=False):
         """Learn merges from {word: frequency} (first-appearance order matters)."""
@@ -506,6 +524,10 @@ _BATCH_CHARS = 1 << 20
 # (pretokenizer "whitespace" or None, C backend); shorter ones word by word.
 _ONE_CALL_MIN_CHARS = 512
 _BATCH_WORDS = 1 << 16
+# The patterns the core has scanners for (csrc/pretok.h): pattern -> the name
+# of its constant in pybpe.core (gpt2's possessive spelling cuts the same).
+_SCANNED = {patterns.GPT2: "PRESET_GPT2", patterns.GPT2_POSSESSIVE: "PRESET_GPT2",
+            patterns.CL100K: "PRESET_CL100K", patterns.O200K: "PRESET_O200K"}
 
 # Merges per trainer call grow (x2) while a call takes less than this; a
 # progress line and a KeyboardInterrupt check happen between calls.
@@ -623,29 +645,38 @@ def _checked_texts(corpus):
         yield text
 
 
-def _text_batches(texts):
-    """Join an iterable of str into "\n"-joined batches of >= _BATCH_CHARS
-    characters (the last may be shorter).  Items are joined 1024 at a time,
-    so a bad item is found by str.join in C; the error names its index."""
+def _text_lists(texts):
+    """An iterable of str -> lists of its items of >= _BATCH_CHARS characters
+    together (the last may be shorter).  Items are taken 1024 at a time and
+    checked by str.join in C; a bad item's error names its index."""
     pending, size, base = [], 0, 0
     while True:
         chunk = list(islice(texts, 1024))
         if not chunk:
             break
         try:
-            joined = "\n".join(chunk)
+            size += len("".join(chunk))
         except TypeError:
             for k, text in enumerate(chunk):
                 _check_text(text, "corpus[%d]" % (base + k))
             raise
         base += len(chunk)
-        pending.append(joined)
-        size += len(joined)
+        pending += chunk
         if size >= _BATCH_CHARS:
-            yield "\n".join(pending)
+            yield pending
             pending, size = [], 0
     if pending:
-        yield "\n".join(pending)
+        yield pending
+
+
+def _split_specials(special_re, texts):
+    """The texts with special tokens cut out (each text split where one
+    occurs, as special_re.split does).  One search over all of them first:
+    a token in any text is a match in their concatenation, so when that
+    finds none, no text has one."""
+    if special_re.search("".join(texts)) is None:
+        return texts
+    return [piece for text in texts for piece in special_re.split(text)]
 
 
 def _file_batches(f):

@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pybpe
+from conftest import shakespeare, shared_path
 from pybpe import core as backends
 
 BACKENDS = backends.available()
@@ -190,6 +191,151 @@ def test_corpus_errors_name_the_item():
     with pytest.raises(ValueError):
         tok.train_from_counts({"a": -1})
     assert not tok.is_trained
+
+
+# -- preset pre-tokenizers counted in the core (WordCounter.add_pieces) ---------------------
+
+PRESETS = {"gpt2": "PRESET_GPT2", "cl100k": "PRESET_CL100K", "o200k": "PRESET_O200K"}
+# Text where each text's end matters to the patterns: runs of newlines and
+# punctuation that swallows them (cl100k, o200k), "'s" across a border,
+# surrogate halves, final sigma, special tokens, letters of every class.
+piece_bits = st.one_of(any_char, st.sampled_from("\n\r .,'s/ΣσA1 \t\u3000\ud83d\ude00\ud800"),
+                       st.sampled_from(["<|end|>", "<S>", "ΑΣ", "'re", ".\n\n", "  \n"]))
+piece_texts = st.lists(st.lists(piece_bits, max_size=25).map("".join), max_size=6)
+
+
+def split_counts(flavour_options, texts, specials=()):
+    """{piece: count} the way training counted before the core did it: special
+    tokens cut out of each text, then each text prepared and split in Python
+    by the flavour (the `regex` module with tiktoken's classes)."""
+    tok = pybpe.BPETokenizer(backend="python", **flavour_options)
+    special_re = tok._specials_pattern() if specials else None
+    counts = {}
+    for text in texts:
+        for part in (special_re.split(text) if special_re else [text]):
+            for piece in tok.flavour.split(part):
+                counts[piece] = counts.get(piece, 0) + 1
+    return counts
+
+
+@settings(**HYPOTHESIS)
+@given(piece_texts, st.sampled_from(sorted(PRESETS)))
+def test_add_pieces_is_split_and_dict_counting(core, items, preset):
+    counter = core.WordCounter()
+    counter.add_pieces(items, getattr(core, PRESETS[preset]))
+    expected = {}
+    for text in items:  # each text cut alone, by the spec's split
+        for piece in backends.get("python").split(text, getattr(core, PRESETS[preset])):
+            expected[piece] = expected.get(piece, 0) + 1
+    assert counter.items() == list(expected.items())
+
+
+def test_add_pieces_cuts_each_text_alone(core):
+    counter = core.WordCounter()
+    # cl100k joins ".\n\n" into one piece within a text, not across two.
+    counter.add_pieces(["end.\n", "\n", "", "it's", "\ud83d", "\ude00"], core.PRESET_CL100K)
+    assert counter.items() == [("end", 1), (".\n", 1), ("\n", 1), ("it", 1), ("'s", 1),
+                               ("\ud83d", 1), ("\ude00", 1)]
+    counter.add_pieces(["end.\n\n"], core.PRESET_CL100K)
+    assert counter.items()[-1] == (".\n\n", 1)
+
+
+def test_add_pieces_errors(core):
+    counter = core.WordCounter()
+    with pytest.raises(ValueError, match="unknown pre-tokenizer preset 9"):
+        counter.add_pieces(["a"], 9)
+    with pytest.raises(TypeError, match="preset must be an int"):
+        counter.add_pieces(["a"], "gpt2")
+    with pytest.raises(TypeError, match=r"texts\[1\] must be str"):
+        counter.add_pieces(["a", b"b"], core.PRESET_GPT2)
+    assert counter.items() == []
+    counter.add_words(["x"], [2**64 - 1])
+    with pytest.raises(OverflowError):
+        counter.add_pieces(["x"], core.PRESET_GPT2)
+    assert counter.items() == [("x", 2**64 - 1)]
+
+
+PRESET_FLAVOURS = [
+    {"byte_level": True},
+    {"byte_level": True, "pretokenizer": "cl100k", "lowercase": True},
+    {"byte_level": True, "pretokenizer": "o200k"},
+    {"byte_level": True, "pretokenizer": pybpe.patterns.GPT2_POSSESSIVE},
+    {"pretokenizer": "cl100k", "end_of_word": None},  # characters, surrogates kept
+    {"pretokenizer": "o200k", "end_of_word": "symbol", "lowercase": True},
+]
+
+
+@settings(**dict(HYPOTHESIS, max_examples=60))
+@given(piece_texts, st.sampled_from(range(len(PRESET_FLAVOURS))), st.booleans())
+def test_training_counts_what_python_splitting_counts(items, which, specials):
+    # The merges a corpus gives are the ones its pieces, counted the old
+    # way (split per text in Python), give: same counts in the same order.
+    options = dict(PRESET_FLAVOURS[which], special_tokens=["<|end|>", "<S>"] if specials else ())
+    expected = split_counts(options, items, specials)
+    for backend in BACKENDS:
+        tok = pybpe.BPETokenizer(vocab_size=300, backend=backend, **options)
+        counts = tok.count_words(items)
+        assert counts == expected and list(counts) == list(expected)
+        tok.train(items)
+        trained = (tok.vocab, tok.merges, tok.merge_counts)
+        tok.train_from_counts(expected)
+        assert trained == (tok.vocab, tok.merges, tok.merge_counts)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("batch", [1, 7, 1 << 20])
+def test_preset_batches_keep_each_text(tmp_path, monkeypatch, backend, batch):
+    from pybpe import tokenizer
+
+    monkeypatch.setattr(tokenizer, "_BATCH_CHARS", batch)
+    options = {"byte_level": True, "pretokenizer": "cl100k"}
+    lines = ["end.\n", "\n", "\n", "it's ΑΣ\n", "x\ud83d\n", "\ude00y\n"] * 30
+    expected = split_counts(options, lines)
+    path = tmp_path / "corpus.txt"
+    path.write_text("".join(lines), encoding="utf-8", errors="surrogatepass")
+    tok = pybpe.BPETokenizer(backend=backend, **options)
+    assert tok.count_words(lines) == tok.count_words(iter(lines)) == expected
+    with open(path, encoding="utf-8", errors="surrogatepass") as f:
+        assert tok.count_words(f) == expected  # a file's texts are its lines
+    with pytest.raises(TypeError, match=r"corpus\[3\] must be str"):
+        tok.count_words(["a", "b", "c", 4])
+
+
+@pytest.mark.skipif("c" not in BACKENDS, reason="the C extension is not built")
+def test_c_backend_cuts_presets_in_the_core(monkeypatch):
+    # No text goes through Python's pattern splitting on the C backend (it
+    # used to: regex.findall was ~1.2 s of training Shakespeare); custom
+    # patterns still do.
+    from pybpe.flavours import Flavour
+
+    def no_split(self, text):
+        raise AssertionError("split in Python: %r" % text)
+
+    monkeypatch.setattr(Flavour, "split", no_split)
+    for preset in sorted(PRESETS):
+        tok = pybpe.BPETokenizer(vocab_size=300, byte_level=True, pretokenizer=preset, backend="c",
+                                 special_tokens=["<|end|>"])
+        tok.train(CORPUS)
+        assert tok.merges
+    with pytest.raises(AssertionError, match="split in Python"):
+        pybpe.BPETokenizer(pretokenizer=r"\w+", end_of_word=None, backend="c").train(CORPUS)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_shakespeare_preset_counts_match_python_splitting(preset):
+    shakespeare()  # (skips without the corpus)
+    with open(shared_path("shakespeare.txt"), encoding="utf-8") as f:
+        lines = list(f)  # the texts training a file gives: its lines
+    expected = split_counts({"byte_level": True, "pretokenizer": preset}, lines)
+    with open(shared_path("shakespeare.txt"), encoding="utf-8") as f:
+        tok = pybpe.BPETokenizer(vocab_size=2000, byte_level=True, pretokenizer=preset)
+        counts = tok.count_words(f)
+    assert counts == expected and list(counts) == list(expected)
+    tok.train(lines)
+    trained = (tok.merges, tok.merge_counts)
+    tok.train_from_counts(expected)
+    assert trained == (tok.merges, tok.merge_counts)
 
 
 # -- C == Python on every flavour -----------------------------------------------------------

@@ -4,8 +4,9 @@
  * str.split() known answers (every Unicode whitespace character, NUL,
  * surrogates), batches cut at whitespace, given words with frequencies,
  * malformed UTF-8, the sorted character set, word tables in every units
- * mode, NULL-safe frees.  tests/test_trainer.py checks the same counter
- * against Python's str.split() on generated text.
+ * mode, the preset scanners' pieces (bpe_counter_add_pieces), NULL-safe
+ * frees.  tests/test_trainer.py checks the same counter against Python's
+ * str.split() and the `regex` module's pieces on generated text.
  * Build: cc -std=c99 -pedantic -Wall -Wextra -Icsrc csrc/tests/test_text.c
  *        csrc/[a-z]*.c
  */
@@ -343,6 +344,43 @@ static void test_encode_text(void)
     bpe_symtab_free(t);
 }
 
+/* bpe_counter_add_pieces: the scanners' pieces, each text cut alone;
+ * lengths in characters; bad arguments count nothing. */
+static void test_pieces(void)
+{
+    bpe_counter *c = bpe_counter_new();
+    /* cl100k: "end.\n" + "\n" as two texts, then "end.\n\n" as one; "\xc3\xa9" is one character. */
+    const char *text = "end.\n\nend.\n\n\xc3\xa9t\xc3\xa9's";
+    size_t lengths[] = {5, 1, 6, 0, 5}, bad[] = {5, 1, 6, 0, 4};
+
+    CHECK(c != NULL);
+    CHECK(bpe_counter_add_pieces(c, BPE_PRETOK_CL100K, text, strlen(text), lengths, 5) == BPE_OK);
+    CHECK(bpe_counter_size(c) == 6);
+    CHECK(has(c, 0, "end", 2));
+    CHECK(has(c, 1, ".\n", 1));
+    CHECK(has(c, 2, "\n", 1));
+    CHECK(has(c, 3, ".\n\n", 1));
+    CHECK(has(c, 4, "\xc3\xa9t\xc3\xa9", 1));
+    CHECK(has(c, 5, "'s", 1));
+    /* no texts: only an empty buffer is all of them; gpt2 keeps "." and
+     * "\n\n" apart */
+    CHECK(bpe_counter_add_pieces(c, BPE_PRETOK_GPT2, "a.\n\n", 4, NULL, 0) == BPE_EINVAL);
+    CHECK(bpe_counter_add_pieces(c, BPE_PRETOK_GPT2, "", 0, NULL, 0) == BPE_OK);
+    CHECK(bpe_counter_add_pieces(c, BPE_PRETOK_GPT2, "end.\n\n", 6, lengths + 2, 1) == BPE_OK);
+    CHECK(has(c, 0, "end", 3));
+    CHECK(has(c, 6, ".", 1));
+    CHECK(has(c, 7, "\n\n", 1));
+    /* lengths that do not tile the text, an unknown preset, bad UTF-8, NULLs */
+    CHECK(bpe_counter_add_pieces(c, BPE_PRETOK_CL100K, text, strlen(text), bad, 5) == BPE_EINVAL);
+    CHECK(bpe_counter_add_pieces(c, 0, "a", 1, lengths + 2, 0) == BPE_EINVAL);
+    CHECK(bpe_counter_add_pieces(c, 4, "a", 1, NULL, 0) == BPE_EINVAL);
+    CHECK(bpe_counter_add_pieces(c, BPE_PRETOK_O200K, "a\xff", 2, lengths + 1, 1) == BPE_EINVAL);
+    CHECK(bpe_counter_add_pieces(NULL, BPE_PRETOK_O200K, "a", 1, lengths + 1, 1) == BPE_EINVAL);
+    CHECK(bpe_counter_add_pieces(c, BPE_PRETOK_O200K, NULL, 1, lengths + 1, 1) == BPE_EINVAL);
+    CHECK(bpe_counter_size(c) == 8);
+    bpe_counter_free(c);
+}
+
 int main(void)
 {
     test_split();
@@ -354,6 +392,7 @@ int main(void)
     test_characters();
     test_word_table();
     test_encode_text();
+    test_pieces();
     if (failures) {
         printf("test_text: %d failure(s)\n", failures);
         return 1;

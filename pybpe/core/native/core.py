@@ -400,6 +400,18 @@ def _utf8(text, what):
     return text.encode("utf-8", "surrogatepass")
 
 
+_PRESETS = (lib.BPE_PRETOK_GPT2, lib.BPE_PRETOK_CL100K, lib.BPE_PRETOK_O200K)
+
+
+def _check_preset(preset):
+    # The spec's check (spec.counter._check_preset), word for word.
+    if isinstance(preset, bool) or not isinstance(preset, int):
+        raise TypeError("preset must be an int (PRESET_GPT2, PRESET_CL100K or PRESET_O200K), not %s"
+                        % type(preset).__name__)
+    if preset not in _PRESETS:
+        raise ValueError("unknown pre-tokenizer preset %r" % (preset,))
+
+
 class WordCounter:
     """Distinct words with 64-bit counts, in first-appearance order (counter.c)."""
 
@@ -434,6 +446,22 @@ class WordCounter:
             freqs = _frequency_array(frequencies, "word")
         _check(lib.bpe_counter_add_words(self._ptr, data, len(data), lengths, len(words), freqs),
                "WordCounter.add_words")
+
+    def add_pieces(self, texts, preset):
+        """Count the pieces the pre-tokenizer `preset` (PRESET_GPT2, PRESET_CL100K
+        or PRESET_O200K) cuts from each of `texts` (a list of str), each text cut
+        alone: a piece never spans two texts (one C pass; the GIL is released)."""
+        _check_preset(preset)
+        texts = texts if isinstance(texts, list) else list(texts)
+        try:
+            data = "".join(texts).encode("utf-8", "surrogatepass")
+        except TypeError:
+            for k, t in enumerate(texts):
+                _utf8(t, "texts[%d]" % k)
+            raise
+        lengths = ffi.new("size_t[]", list(map(len, texts)))
+        _check(lib.bpe_counter_add_pieces(self._ptr, preset, data, len(data), lengths, len(texts)),
+               "WordCounter.add_pieces")
 
     def __len__(self):
         return lib.bpe_counter_size(self._ptr)

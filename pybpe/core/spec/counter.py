@@ -1,12 +1,15 @@
 """Word counting and initial symbols in pure Python: the specification of
 csrc/counter.c.  WordCounter counts the words of str.split() (the chapter's
-pre-tokenizer) or of given word lists; initial_symbols turns words into
+pre-tokenizer), the pieces a preset pre-tokenizer cuts (gpt2, cl100k,
+o200k: ranks.split, the `regex` module with tiktoken's classes), or given
+word lists; initial_symbols turns words into
 their initial symbol IDs for a units mode -- the one such function of the
 spec, which the tokenizer's flavours mirror for a single word.
 """
 
 from ...errors import COUNT_OVERFLOW
 from .common import MAX_COUNT, NO_SYMBOL, check_count
+from .ranks import PRESET_CL100K, PRESET_GPT2, PRESET_O200K, split
 from .symtab import SymbolTable
 from .words import WordTable
 
@@ -82,9 +85,17 @@ def _utf8(text, what):
     return text.encode("utf-8", "surrogatepass")
 
 
-# add_text adds at most one per word, so no count can pass 2**64 - 1 in it
-# unless some count is already this big (only add_words can get it there):
-# below it, add_text skips the per-word check.
+def _check_preset(preset):
+    if isinstance(preset, bool) or not isinstance(preset, int):
+        raise TypeError("preset must be an int (PRESET_GPT2, PRESET_CL100K or PRESET_O200K), not %s"
+                        % type(preset).__name__)
+    if preset not in (PRESET_GPT2, PRESET_CL100K, PRESET_O200K):
+        raise ValueError("unknown pre-tokenizer preset %r" % (preset,))
+
+
+# add_text and add_pieces add at most one per word, so no count can pass
+# 2**64 - 1 in them unless some count is already this big (only add_words can
+# get it there): below it, they skip the per-word check.
 _BIG_COUNT = 2**63
 
 
@@ -139,6 +150,32 @@ class WordCounter:
             counts[word] = total
             if total >= _BIG_COUNT:
                 self._big = True
+
+    def add_pieces(self, texts, preset):
+        """Count the pieces the pre-tokenizer `preset` (PRESET_GPT2, PRESET_CL100K
+        or PRESET_O200K) cuts from each of `texts` (a list of str), each text cut
+        alone: a piece never spans two texts.
+
+            >>> c = WordCounter(); c.add_pieces(["to be\\n", "to\\n"], PRESET_GPT2); c.items()
+            [('to', 2), (' be', 1), ('\\n', 2)]
+        """
+        _check_preset(preset)
+        texts = texts if isinstance(texts, list) else list(texts)
+        for k, t in enumerate(texts):
+            if not isinstance(t, str):
+                raise TypeError("texts[%d] must be str, not %s" % (k, type(t).__name__))
+        counts = self._counts
+        get = counts.get
+        for text in texts:
+            if self._big:  # as in add_text: check each addition only near 2**64
+                for piece in split(text, preset):
+                    total = get(piece, 0) + 1
+                    if total > MAX_COUNT:
+                        raise OverflowError("WordCounter.add_pieces: %s" % COUNT_OVERFLOW)
+                    counts[piece] = total
+                continue
+            for piece in split(text, preset):
+                counts[piece] = get(piece, 0) + 1
 
     def __len__(self):
         return len(self._counts)
