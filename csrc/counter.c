@@ -207,11 +207,21 @@ int bpe_counter_add_text(bpe_counter *counter, const char *text, size_t len)
     return BPE_OK;
 }
 
-/* The bytes of the first `chars` characters of validated UTF-8 at p. */
-static size_t char_bytes(const unsigned char *p, size_t chars)
+/* The bytes of the first `chars` characters of validated UTF-8 at p, of
+ * which `room` bytes may be read.  Eight ASCII bytes are eight characters:
+ * most of a line of prose is skipped that way. */
+static size_t char_bytes(const unsigned char *p, size_t chars, size_t room)
 {
-    const unsigned char *q = p;
+    const unsigned char *q = p, *end = p + room;
+    uint64_t eight;
 
+    while (chars >= 8 && end - q >= 8) {
+        memcpy(&eight, q, 8);
+        if ((eight & UINT64_C(0x8080808080808080)) != 0)
+            break;
+        q += 8;
+        chars -= 8;
+    }
     while (chars-- > 0)
         q += bpe__utf8_len(*q);
     return (size_t)(q - p);
@@ -245,7 +255,8 @@ int bpe_counter_add_pieces(bpe_counter *counter, int preset, const char *text,
         return BPE_EINVAL;
     ascii = nchars == len;
     for (i = 0; i < n_texts; i++) {
-        size_t tlen = ascii ? lengths[i] : char_bytes(p, lengths[i]), pos = 0;
+        size_t tlen = ascii ? lengths[i] : char_bytes(p, lengths[i], (size_t)(end - p));
+        size_t pos = 0;
         while (pos < tlen) {
             size_t next = bpe_pretok_next(preset, p, tlen, pos);
             if (next <= pos || next > tlen)

@@ -29,6 +29,7 @@ COMPILED = True
 NO_SYMBOL = 0xFFFFFFFF
 _MAX_U64 = 2**64 - 1
 _MAX_SIZE = 2**(8 * ffi.sizeof("size_t")) - 1
+_SIZE_T_CODE = next(c for c in "ILQ" if array(c).itemsize == ffi.sizeof("size_t"))  # array's size_t
 _RUN_CHUNK = 4096  # merges fetched per bpe_trainer_run call
 
 
@@ -459,7 +460,8 @@ class WordCounter:
             for k, t in enumerate(texts):
                 _utf8(t, "texts[%d]" % k)
             raise
-        lengths = ffi.new("size_t[]", list(map(len, texts)))
+        # An array of size_t straight from the lengths: no list of ints between.
+        lengths = ffi.from_buffer("size_t[]", array(_SIZE_T_CODE, map(len, texts)))
         _check(lib.bpe_counter_add_pieces(self._ptr, preset, data, len(data), lengths, len(texts)),
                "WordCounter.add_pieces")
 
