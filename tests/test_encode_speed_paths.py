@@ -350,3 +350,18 @@ def test_large_vocabulary_filters_keep_results(pieces):
 
 
 _LARGE_TOKENS = _filtered_vocabulary()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text("abcdefghijklmnopqrsz", min_size=1, max_size=24), min_size=1, max_size=20))
+def test_pair_table_layouts_agree(pieces):
+    # IDs equal to the token indices give the C table its compact 8-byte pair
+    # slots (a pair's priority is its result); IDs shifted by 7 keep the same
+    # order of priorities but need the 16-byte slots.  Same merges, so the
+    # IDs differ by exactly 7, and each equals the Python twin's.
+    n = len(_LARGE_TOKENS)
+    shifted = [k + 7 for k in range(n)]
+    compact = _cranks().RankTable(_LARGE_TOKENS, range(n)).encode_pieces(pieces)
+    wide = _cranks().RankTable(_LARGE_TOKENS, shifted).encode_pieces(pieces)
+    assert wide == [i + 7 for i in compact]
+    assert wide == backends.get("python").RankTable(_LARGE_TOKENS, shifted).encode_pieces(pieces)
