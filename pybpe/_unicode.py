@@ -84,6 +84,21 @@ def fix_surrogates(text):
     return text
 
 
+def utf8(text):
+    """`text` as UTF-8 under fix_surrogates' rule, encoding it once: the
+    encode that checks for surrogates is the result (fix_surrogates followed
+    by .encode("utf-8") encoded non-ASCII text twice, ~2% of encoding 2 MB of
+    Shakespeare with o200k).
+
+        >>> utf8("a\\ud83d\\ude00b\\udc00") == "a😀b\\ufffd".encode("utf-8")
+        True
+    """
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return fix_surrogates(text).encode("utf-8")
+
+
 def engine_version(matches_unassigned):
     """The Unicode version of an engine, given a function telling whether it
     sees a character as unassigned (\\p{Cn})."""

@@ -285,6 +285,14 @@ class Encoding:
         """
         if not isinstance(text, str):
             raise TypeError("text must be a str, not %s" % type(text).__name__)
+        return self._encode_ordinary(text)
+
+    def _encode_ordinary(self, text):
+        # encode_ordinary of a str.  A C scanner takes UTF-8: encoded once
+        # here, surrogates fixed on the way (_unicode.utf8), where
+        # fix_surrogates then encode_text encoded the text twice.
+        if self._preset is not None:
+            return self._table.encode_utf8(_unicode.utf8(text), self._preset)
         return self._encode_plain(_fix_surrogates(text))
 
     def encode(self, text, *, allowed_special=frozenset(), disallowed_special=_ALL):
@@ -308,9 +316,9 @@ class Encoding:
             ValueError: Encountered text corresponding to disallowed special token '<|endoftext|>'...
         """
         allowed = self._checked_allowed(text, allowed_special, disallowed_special)
-        text = _fix_surrogates(text)
         if not allowed:
-            return self._encode_plain(text)
+            return self._encode_ordinary(text)
+        text = _fix_surrogates(text)
         out = []
         for plain, special in self._segments(text, allowed):
             out.extend(self._encode_plain(plain))

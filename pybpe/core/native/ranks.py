@@ -194,7 +194,11 @@ class RankTable:
         """IDs of a whole text (str without surrogates): cut by the C scanner
         `preset` (PRESET_GPT2 / PRESET_CL100K / PRESET_O200K), merged, in one
         C call."""
-        data = text.encode("utf-8")
+        return self.encode_utf8(text.encode("utf-8"), preset)
+
+    def encode_utf8(self, data, preset):
+        """encode_text of a text given as its UTF-8 bytes (what
+        Encoding.encode_ordinary passes: pybpe._unicode.utf8 encodes once)."""
         if not data:
             return []
         out = _new_uninit("uint32_t[]", len(data))

@@ -144,6 +144,10 @@ class RankTable:
         pre-tokenizer `preset` (see split), merged."""
         return self.encode_pieces(split(text, preset))
 
+    def encode_utf8(self, data, preset):
+        """encode_text of a text given as its UTF-8 bytes."""
+        return self.encode_text(data.decode("utf-8"), preset)
+
     def split_text(self, text, preset):
         """The pieces encode_text cuts `text` into (a list of str)."""
         return split(text, preset)
