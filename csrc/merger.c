@@ -29,18 +29,10 @@
 #include <string.h>
 
 #include "internal.h"
+#include "merge.h"
 
-/* Words shorter than this use the plain loop (rescan every adjacent pair
- * each step, O(n^2)); longer ones the heap (O(n log n)).  Measured with
- * Shakespeare's 8,000-symbol chapter merges on runs of its words, CPU time
- * per symbol, short loop vs heap: 63 vs 98 ns at 4 symbols, 96 vs 123 at
- * 16, 109 vs 125 at 32, 128 vs 132 at 64 -- the loop wins up to about 64,
- * and past that its quadratic worst case is not worth the few percent. */
-#define SHORT_WORD 64
-
-/* Creation rank + 1 of an instance: 0 = initial symbol, r + 1 = made by
- * merge r (unsigned, so -1 needs no sign).  DEAD marks a merged-away node. */
-#define DEAD UINT32_MAX
+/* Creation rank + 1 of an instance ("born" in merge.h): 0 = initial
+ * symbol, r + 1 = made by merge r (unsigned, so -1 needs no sign). */
 
 struct bpe_merger {
     size_t n;
@@ -49,17 +41,12 @@ struct bpe_merger {
     bpe__pairmap lowest;   /* (left, right) -> its lowest rank */
 };
 
-/* A candidate merge in the heap path: merge `rank` at node `pos`, valid
- * while pos and `right` are still adjacent with the recorded creation
- * ranks. */
+/* Per-call working memory for the merge engine (merge.h), sized for the
+ * longest word of the call: born, prio and res for both paths, and the
+ * linked list and heap for words that reach the heap threshold. */
 typedef struct {
-    uint32_t rank, pos, right, cr_left, cr_right;
-} cand;
-
-/* Per-call working memory, sized for the longest word of the call. */
-typedef struct {
-    uint32_t *cr, *ranks, *prev, *next;
-    cand *heap;
+    uint32_t *born, *prio, *res, *prev, *next;
+    bpe__heap_entry *heap;
     size_t cap;
 } scratch;
 
@@ -73,7 +60,7 @@ bpe_merger *bpe_merger_new(const uint32_t *lefts, const uint32_t *rights,
     if (n != 0 && (lefts == NULL || rights == NULL || results == NULL))
         goto cleanup;
     st = BPE_ETOOBIG;
-    if (n >= (size_t)BPE__NONE - 1)  /* ranks + 1 must stay below DEAD */
+    if (n >= (size_t)BPE__NONE - 1)  /* ranks + 1 must stay below BPE__NONE */
         goto cleanup;
     st = BPE_ENOMEM;
     if ((m = calloc(1, sizeof *m)) == NULL)
@@ -125,156 +112,30 @@ void bpe_merger_free(bpe_merger *merger)
 }
 
 /* The applicable rank of instances (x, created cx) and (y, created cy), or
- * BPE__NONE: the first rank of the pair r with r + 1 > max(cx, cy). */
-static uint32_t applicable(const bpe_merger *m, uint32_t x, uint32_t y,
-                           uint32_t cx, uint32_t cy)
+ * BPE__NONE: the first rank of the pair r with r + 1 > max(cx, cy).  This
+ * is the merge-list rule given to the merge engine: the rank is the
+ * priority, its merge's symbol the result. */
+static uint32_t applicable(const void *table, uint32_t x, uint32_t y,
+                           uint32_t cx, uint32_t cy, uint32_t *result)
 {
+    const bpe_merger *m = (const bpe_merger *)table;
     uint32_t floor = cx > cy ? cx : cy;
     uint32_t r = bpe__pairmap_get(&m->lowest, x, y);
 
     while (r != BPE__NONE && r < floor)
         r = m->next_same[r];
+    if (r != BPE__NONE)
+        *result = m->result[r];
     return r;
-}
-
-/* ---- short words: rescan every adjacent pair ---------------------------- */
-
-/* ranks[i] caches the applicable rank of (i, i + 1); after a merge at `at`
- * only the entries at at - 1 and at change. */
-static size_t apply_short(const bpe_merger *m, uint32_t *sym, size_t n,
-                          scratch *s)
-{
-    uint32_t *cr = s->cr, *ranks = s->ranks;
-    size_t i;
-
-    for (i = 0; i < n; i++)
-        cr[i] = 0;
-    for (i = 0; i + 1 < n; i++)
-        ranks[i] = applicable(m, sym[i], sym[i + 1], 0, 0);
-    while (n > 1) {
-        uint32_t best = BPE__NONE;
-        size_t at = 0;
-        for (i = 0; i + 1 < n; i++)
-            if (ranks[i] < best) {  /* strict: leftmost on a tie */
-                best = ranks[i];
-                at = i;
-            }
-        if (best == BPE__NONE)
-            break;
-        sym[at] = m->result[best];
-        cr[at] = best + 1;
-        n--;  /* drop instance at + 1 and the pair starting there */
-        memmove(sym + at + 1, sym + at + 2, (n - at - 1) * sizeof *sym);
-        memmove(cr + at + 1, cr + at + 2, (n - at - 1) * sizeof *cr);
-        if (at + 1 < n)
-            memmove(ranks + at + 1, ranks + at + 2,
-                    (n - at - 2) * sizeof *ranks);
-        if (at > 0)
-            ranks[at - 1] = applicable(m, sym[at - 1], sym[at], cr[at - 1],
-                                       cr[at]);
-        if (at + 1 < n)
-            ranks[at] = applicable(m, sym[at], sym[at + 1], cr[at],
-                                   cr[at + 1]);
-    }
-    return n;
-}
-
-/* ---- long words: a heap of candidates over a linked list ---------------- */
-
-static int cand_before(const cand *x, const cand *y)
-{
-    return x->rank != y->rank ? x->rank < y->rank : x->pos < y->pos;
-}
-
-static void cand_push(cand *h, size_t *n, cand c)
-{
-    size_t i;
-
-    for (i = (*n)++; i > 0 && cand_before(&c, &h[(i - 1) / 2]);
-         i = (i - 1) / 2)
-        h[i] = h[(i - 1) / 2];
-    h[i] = c;
-}
-
-static cand cand_pop(cand *h, size_t *n)
-{
-    cand top = h[0], last = h[--*n];
-    size_t i = 0;
-
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= *n)
-            break;
-        if (c + 1 < *n && cand_before(&h[c + 1], &h[c]))
-            c++;
-        if (!cand_before(&h[c], &last))
-            break;
-        h[i] = h[c];
-        i = c;
-    }
-    if (*n > 0)
-        h[i] = last;
-    return top;
-}
-
-/* Pushes the candidate for nodes (i, j) if some merge applies to them. */
-static void push_pair(const bpe_merger *m, const uint32_t *sym, scratch *s,
-                      size_t *len, uint32_t i, uint32_t j)
-{
-    cand c;
-
-    c.rank = applicable(m, sym[i], sym[j], s->cr[i], s->cr[j]);
-    if (c.rank == BPE__NONE)
-        return;
-    c.pos = i;
-    c.right = j;
-    c.cr_left = s->cr[i];
-    c.cr_right = s->cr[j];
-    cand_push(s->heap, len, c);
-}
-
-/* The heap holds at most n - 1 initial candidates plus 2 per merge (at
- * most n - 1 merges): 3n entries. */
-static size_t apply_long(const bpe_merger *m, uint32_t *sym, size_t n,
-                         scratch *s)
-{
-    uint32_t *cr = s->cr, *prev = s->prev, *next = s->next, i, out;
-    size_t len = 0;
-
-    for (i = 0; i < n; i++) {
-        cr[i] = 0;
-        prev[i] = i == 0 ? BPE__NONE : i - 1;
-        next[i] = i + 1 == n ? BPE__NONE : i + 1;
-    }
-    for (i = 0; i + 1 < n; i++)
-        push_pair(m, sym, s, &len, i, i + 1);
-    while (len > 0) {
-        cand c = cand_pop(s->heap, &len);
-        uint32_t j = c.right;
-        if (cr[c.pos] != c.cr_left || next[c.pos] != j || cr[j] != c.cr_right)
-            continue;  /* stale: a neighbour merged since it was pushed */
-        sym[c.pos] = m->result[c.rank];
-        cr[c.pos] = c.rank + 1;
-        next[c.pos] = next[j];
-        if (next[j] != BPE__NONE)
-            prev[next[j]] = c.pos;
-        cr[j] = DEAD;
-        if (prev[c.pos] != BPE__NONE)
-            push_pair(m, sym, s, &len, prev[c.pos], c.pos);
-        if (next[c.pos] != BPE__NONE)
-            push_pair(m, sym, s, &len, c.pos, next[c.pos]);
-    }
-    for (i = 0, out = 0; i != BPE__NONE; i = next[i])  /* node 0 survives */
-        sym[out++] = sym[i];
-    return out;
 }
 
 /* ---- entry points -------------------------------------------------------- */
 
 static void scratch_free(scratch *s)
 {
-    free(s->cr);
-    free(s->ranks);
+    free(s->born);
+    free(s->prio);
+    free(s->res);
     free(s->prev);
     free(s->next);
     free(s->heap);
@@ -287,17 +148,18 @@ static int scratch_init(scratch *s, size_t longest)
 
     memset(s, 0, sizeof *s);
     if (longest >= BPE__NONE / 3)
-        return BPE_ETOOBIG;  /* node indices and 3n heap entries */
+        return BPE_ETOOBIG;  /* node indices and 2n heap entries */
     s->cap = cap;
-    s->cr = malloc(cap * sizeof *s->cr);
-    s->ranks = malloc(cap * sizeof *s->ranks);
-    if (longest >= SHORT_WORD) {
+    s->born = malloc(cap * sizeof *s->born);
+    s->prio = malloc(cap * sizeof *s->prio);
+    s->res = malloc(cap * sizeof *s->res);
+    if (longest >= BPE__MERGE_HEAP_THRESHOLD) {
         s->prev = malloc(cap * sizeof *s->prev);
         s->next = malloc(cap * sizeof *s->next);
-        s->heap = malloc(3 * cap * sizeof *s->heap);
+        s->heap = malloc(2 * cap * sizeof *s->heap);
     }
-    if (s->cr == NULL || s->ranks == NULL ||
-        (longest >= SHORT_WORD &&
+    if (s->born == NULL || s->prio == NULL || s->res == NULL ||
+        (longest >= BPE__MERGE_HEAP_THRESHOLD &&
          (s->prev == NULL || s->next == NULL || s->heap == NULL))) {
         scratch_free(s);
         return BPE_ENOMEM;
@@ -309,9 +171,18 @@ static int scratch_init(scratch *s, size_t longest)
 static size_t apply_one(const bpe_merger *m, uint32_t *sym, size_t n,
                         scratch *s, int path)
 {
+    size_t i;
+
     if (path < 0)
-        path = n >= SHORT_WORD;
-    return path ? apply_long(m, sym, n, s) : apply_short(m, sym, n, s);
+        path = n >= BPE__MERGE_HEAP_THRESHOLD;
+    for (i = 0; i < n; i++)
+        s->born[i] = 0;
+    if (path)
+        return bpe__merge_heap(applicable, m, sym, s->born, s->next, s->prev,
+                               s->heap, n);
+    for (i = 0; i + 1 < n; i++)
+        s->prio[i] = applicable(m, sym[i], sym[i + 1], 0, 0, &s->res[i]);
+    return bpe__merge_short(applicable, m, sym, s->born, s->prio, s->res, n);
 }
 
 int bpe__apply_merges_path(const bpe_merger *merger, uint32_t *symbols,
@@ -325,8 +196,8 @@ int bpe__apply_merges_path(const bpe_merger *merger, uint32_t *symbols,
     if (*n < 2)
         return BPE_OK;
     /* a forced heap path on a short word needs the long scratch too */
-    if ((status = scratch_init(&s, path == 1 && *n < SHORT_WORD
-                                       ? SHORT_WORD : *n)) != BPE_OK)
+    if ((status = scratch_init(&s, path == 1 && *n < BPE__MERGE_HEAP_THRESHOLD
+                                       ? BPE__MERGE_HEAP_THRESHOLD : *n)) != BPE_OK)
         return status;
     *n = apply_one(merger, symbols, *n, &s, path);
     scratch_free(&s);
@@ -365,12 +236,12 @@ int bpe__applier_run(bpe__applier *applier, const bpe_merger *merger,
     if (*n < 2)
         return BPE_OK;
     if (*n > applier->longest) {
-        /* at least double (and at least SHORT_WORD), unless that is too big */
+        /* at least double (and at least the heap threshold), unless too big */
         size_t want = applier->longest * 2 > *n ? applier->longest * 2 : *n;
         scratch fresh;
         int status;
-        if (want < SHORT_WORD)
-            want = SHORT_WORD;
+        if (want < BPE__MERGE_HEAP_THRESHOLD)
+            want = BPE__MERGE_HEAP_THRESHOLD;
         if (want >= BPE__NONE / 3)
             want = *n;
         if ((status = scratch_init(&fresh, want)) != BPE_OK)

@@ -1,8 +1,9 @@
 /*
  * ranks.c -- byte-pair merging by rank, the way tiktoken does it (ranks.h).
  *
- * Mirrors pybpe/_pyranks.py, which is its specification: same tables, same
- * threshold between the rescanning loop and the heap, same results.  Left
+ * Mirrors pybpe/core/spec/ranks.py, which is its specification: same
+ * tables, same results.  The merging itself is merge.h's engine (the loop,
+ * the heap and the threshold between them, shared with merger.c).  Left
  * out on purpose: a cache shared between calls (it would be mutable state
  * shared by threads) -- the piece cache lives in one call's scratch -- and
  * any knowledge of Unicode: pieces are cut by pretok.c or arrive cut.
@@ -16,7 +17,9 @@
  *     "a" * 1,000,000 in sift-down.  Eight-byte entries (validity re-derived
  *     from the pair table instead of stored), four children per node, and
  *     replacing the top in place instead of pop-then-push: 0.53 -> ~0.25 s
- *     (tiktoken: ~0.45 s on the same input here).
+ *     (tiktoken: ~0.45 s on the same input here).  That heap and both
+ *     merge loops are now the engine of merge.h / merge.c, shared with the
+ *     chapter's merger.c; rk_rule is what this file gives it.
  *   - Rejected: a per-table cache of encoded pieces.  It would be mutable
  *     state shared by threads running without the GIL (a lock would cost
  *     more than it saves).  Instead each call has a small direct-mapped
@@ -53,7 +56,7 @@
  *     The same filter over the token table lets a piece seen for the first
  *     time skip its token-table probe: ~+4%.  Dead end: keeping tokens of
  *     more than 8 bytes in the piece cache (-7%: they evict merged pieces);
- *     prefetching both neighbour pairs in rk_merge_linear (no change: the
+ *     prefetching both neighbour pairs in the short merge loop (no change: the
  *     two lookups already overlap).
  *   - Then the C scanner alone was ~30% of o200k's time on prose (scanning
  *     2 MB of Shakespeare without encoding: ~240 MB/s against ~70 MB/s for
@@ -73,8 +76,13 @@
 #include <string.h>
 
 #include "internal.h"
+#include "merge.h"
 #include "ranks.h"
 #include "pretok.h"
+
+/* ranks.h publishes the merge engine's threshold for the Python side. */
+typedef char rk_threshold_is_the_engines
+    [BPE_RANKS_HEAP_THRESHOLD == BPE__MERGE_HEAP_THRESHOLD ? 1 : -1];
 
 #define RK_NONE UINT32_MAX          /* no part / no priority / dead node */
 #define RK_EMPTY_KEY UINT64_MAX     /* an empty slot of the pair table */
@@ -869,13 +877,6 @@ static uint32_t rk_id(const bpe_ranks *r, uint32_t k)
     return r->ids_are_indices ? k : r->ids[k];
 }
 
-/* A heap entry is one uint64: priority << 32 | position of the left part,
- * so the smallest is the lowest priority, leftmost on ties.  Eight bytes
- * and four children per node keep the heap shallow and cache-friendly:
- * measured on "a" * 1,000,000 with gpt2's ranks, this halves the time of a
- * binary heap of 16-byte entries that also stored the pair's parts. */
-typedef uint64_t rk_entry;
-
 /*
  * The piece cache.  Real text repeats its pieces (Zipf), and a piece that is
  * not one token costs a merge loop every time it comes back.  The cache
@@ -935,7 +936,7 @@ typedef struct {
 typedef struct {
     size_t cap;
     uint32_t *sym, *prio, *res, *next, *prev;
-    rk_entry *heap;
+    bpe__heap_entry *heap;
     rk_cache_entry *cache; /* NULL until the first piece that needs merging */
     size_t cache_mask, cache_want;
     rk_hot_entry *hot;     /* NULL until the first piece that is a whole token */
@@ -982,7 +983,7 @@ static int rk_scratch_reserve(rk_scratch *s, size_t n)
     if (n <= s->cap)
         return BPE_OK;
     rk_scratch_free(s);
-    if (cap > SIZE_MAX / (3 * sizeof(rk_entry)))
+    if (cap > SIZE_MAX / (3 * sizeof(bpe__heap_entry)))
         return BPE_ETOOBIG;
     s->sym = malloc(cap * sizeof *s->sym);
     s->prio = malloc(cap * sizeof *s->prio);
@@ -998,149 +999,15 @@ static int rk_scratch_reserve(rk_scratch *s, size_t n)
     return BPE_OK;
 }
 
-/* The textbook loop on parts sym[0..n): find the lowest-priority adjacent
- * pair (strict <, so the leftmost wins ties), merge it, refresh the two
- * pairs that touch it, repeat.  prio[i]/res[i] describe pair (i, i+1) and
- * are filled in by the caller (rk_merge_piece) for the starting parts.
- * Returns the new number of parts.
- * Example ("a","b","ab","aab" ranked 0..3): a a b -> a ab -> aab. */
-static size_t rk_merge_linear(const bpe_ranks *r, uint32_t *sym, uint32_t *prio,
-                              uint32_t *res, size_t n)
+/* tiktoken's rule for the merge engine (merge.h): the pair table's
+ * priority and result; creation ranks play no part. */
+static uint32_t rk_rule(const void *table, uint32_t left, uint32_t right,
+                        uint32_t born_left, uint32_t born_right,
+                        uint32_t *result)
 {
-    size_t i;
-    while (n > 1) {
-        uint32_t best_prio = RK_NONE;
-        size_t best = 0;
-        for (i = 0; i + 1 < n; i++)
-            if (prio[i] < best_prio) {
-                best_prio = prio[i];
-                best = i;
-            }
-        if (best_prio == RK_NONE)
-            break;
-        sym[best] = res[best];
-        /* Drop part best+1 and pair entry best+1 (pair entries are n-1).
-         * Plain loops: a few elements each time, where three calls of
-         * memmove were 4% of o200k's profile on prose. */
-        for (i = best + 1; i + 1 < n; i++)
-            sym[i] = sym[i + 1];
-        for (i = best + 1; i + 2 < n; i++) {
-            prio[i] = prio[i + 1];
-            res[i] = res[i + 1];
-        }
-        n--;
-        if (best + 1 < n)
-            prio[best] = rk_pair_get(r, sym[best], sym[best + 1], &res[best]);
-        if (best > 0)
-            prio[best - 1] = rk_pair_get(r, sym[best - 1], sym[best], &res[best - 1]);
-    }
-    return n;
-}
-
-#define RK_ARITY 4
-
-static void rk_sift_down(rk_entry *heap, size_t size, size_t i)
-{
-    rk_entry moving = heap[i];
-    for (;;) {
-        size_t first = RK_ARITY * i + 1, c, best;
-        if (first >= size)
-            break;
-        best = first;
-        for (c = first + 1; c < first + RK_ARITY && c < size; c++)
-            if (heap[c] < heap[best])
-                best = c;
-        if (heap[best] >= moving)
-            break;
-        heap[i] = heap[best];
-        i = best;
-    }
-    heap[i] = moving;
-}
-
-static void rk_heap_push(rk_entry *heap, size_t *n, rk_entry e)
-{
-    size_t i = (*n)++;
-    while (i > 0 && heap[(i - 1) / RK_ARITY] > e) {
-        heap[i] = heap[(i - 1) / RK_ARITY];
-        i = (i - 1) / RK_ARITY;
-    }
-    heap[i] = e;
-}
-
-static rk_entry rk_heap_pop(rk_entry *heap, size_t *n)
-{
-    rk_entry top = heap[0];
-    heap[0] = heap[--*n];
-    if (*n > 1)
-        rk_sift_down(heap, *n, 0);
-    return top;
-}
-
-/* Priority of the pair (i, next[i]), or RK_NONE (also when i is last). */
-static uint32_t rk_node_prio(const bpe_ranks *r, const rk_scratch *s, size_t i,
-                             size_t n, uint32_t *merged)
-{
-    uint32_t j = s->next[i];
-    return j >= n ? RK_NONE : rk_pair_get(r, s->sym[i], s->sym[j], merged);
-}
-
-/* Same result as rk_merge_linear in O(n log n): parts are a linked list
- * indexed by their first byte's position (so "leftmost" is the smaller
- * index); candidate pairs sit in a min-heap and are checked when popped
- * (lazy deletion).  An entry (p, i) is live when part i is alive and its
- * pair with the next part still has priority p.  That test is exact: the
- * parts at i and after it only ever grow, so their concatenation only
- * grows, and one priority names one token (tiktoken's rule) or one pair (a
- * merge list).  Each merge pushes at most two entries, so the heap never
- * holds more than 3n.  Returns the number of parts, compacted into sym. */
-static size_t rk_merge_heap(const bpe_ranks *r, rk_scratch *s, size_t n)
-{
-    size_t i, hn = 0, out = 0;
-    uint32_t merged = 0, p;
-    for (i = 0; i < n; i++) {
-        s->next[i] = (uint32_t)(i + 1);
-        s->prev[i] = i == 0 ? RK_NONE : (uint32_t)(i - 1);
-    }
-    for (i = 0; i + 1 < n; i++) {
-        p = rk_node_prio(r, s, i, n, &merged);
-        if (p != RK_NONE)
-            s->heap[hn++] = (uint64_t)p << 32 | (uint64_t)i;
-    }
-    for (i = hn / RK_ARITY + 1; i-- > 0;) /* Floyd's heapify, O(n) */
-        if (i < hn)
-            rk_sift_down(s->heap, hn, i);
-    while (hn > 0) {
-        rk_entry e = s->heap[0]; /* popped below, or replaced in place */
-        uint32_t a = (uint32_t)(e & 0xffffffffu), b;
-        if (s->sym[a] == RK_NONE || rk_node_prio(r, s, a, n, &merged) != (uint32_t)(e >> 32)) {
-            (void)rk_heap_pop(s->heap, &hn);
-            continue; /* stale: a neighbour merged after this was pushed */
-        }
-        b = s->next[a];
-        s->sym[a] = merged;
-        s->sym[b] = RK_NONE; /* dead: never equal to a part */
-        s->next[a] = s->next[b];
-        if (s->next[b] < n)
-            s->prev[s->next[b]] = a;
-        /* The new pair at a usually exists: let it take the top's place
-         * (one sift instead of a pop and a push). */
-        p = rk_node_prio(r, s, a, n, &merged);
-        if (p != RK_NONE) {
-            s->heap[0] = (uint64_t)p << 32 | a;
-            rk_sift_down(s->heap, hn, 0);
-        } else {
-            (void)rk_heap_pop(s->heap, &hn);
-        }
-        if (s->prev[a] != RK_NONE) {
-            p = rk_node_prio(r, s, s->prev[a], n, &merged);
-            if (p != RK_NONE)
-                rk_heap_push(s->heap, &hn, (uint64_t)p << 32 | s->prev[a]);
-        }
-    }
-    for (i = 0; i < n; i = s->next[i]) /* part 0 is never merged away */
-        s->sym[out++] = s->sym[i];
-    return out;
+    (void)born_left;
+    (void)born_right;
+    return rk_pair_get((const bpe_ranks *)table, left, right, result);
 }
 
 /* Merges one piece p[0..len) (len >= 2) into out; *count gets the number
@@ -1156,7 +1023,7 @@ static int rk_merge_piece(const bpe_ranks *r, const unsigned char *p, size_t len
         return status;
     for (i = 0; i < len; i++)
         s->sym[i] = r->byte_part[p[i]];
-    if (len < BPE_RANKS_HEAP_THRESHOLD) {
+    if (len < BPE__MERGE_HEAP_THRESHOLD) {
         for (i = 0; i + 1 < len; i++) {
             if (r->byte_pairs) {
                 const rk_byte_pair *e = &r->byte_pairs[(size_t)p[i] << 8 | p[i + 1]];
@@ -1166,9 +1033,10 @@ static int rk_merge_piece(const bpe_ranks *r, const unsigned char *p, size_t len
                 s->prio[i] = rk_pair_get(r, s->sym[i], s->sym[i + 1], &s->res[i]);
             }
         }
-        n = rk_merge_linear(r, s->sym, s->prio, s->res, len);
+        n = bpe__merge_short(rk_rule, r, s->sym, NULL, s->prio, s->res, len);
     } else
-        n = rk_merge_heap(r, s, len);
+        n = bpe__merge_heap(rk_rule, r, s->sym, NULL, s->next, s->prev,
+                            s->heap, len);
     for (i = 0; i < n; i++) {
         if (s->sym[i] >= r->n_tokens)
             return BPE_EINVAL; /* a byte with no token was left alone */
