@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from pybpe import core as backends
 from pybpe import reference
+from pybpe.core.spec import merge as spec_merge
 from pybpe.core.spec import merger as spec_merger
 
 BACKENDS = backends.available()
@@ -378,12 +379,15 @@ def test_merger_equals_sweep_for_any_merge_list(core, case):
 
 @settings(max_examples=300, **HYPOTHESIS)
 @given(case=merge_lists())
-def test_pycore_long_word_path_equals_sweep(case):
-    # The python Merger switches from a rescanning loop to a heap past
-    # _SHORT_WORD symbols; force the heap path on every word.
+def test_pycore_both_merge_paths_equal_sweep(case):
+    # The python Merger merges with the shared engine (spec/merge.py), which
+    # switches from a rescanning loop to a heap at HEAP_THRESHOLD symbols;
+    # force each path on every word (the heap's validity test re-derives the
+    # creation-rank rule, the loop keeps it per pair).
     merges, word = case
-    with mock.patch.object(spec_merger, "_SHORT_WORD", 1):
-        assert spec_merger.Merger(merges).apply_merges(word) == sweep(word, merges)
+    for threshold in (1, 1 << 30):  # every word on the heap, then on the loop
+        with mock.patch.object(spec_merge, "HEAP_THRESHOLD", threshold):
+            assert spec_merger.Merger(merges).apply_merges(word) == sweep(word, merges)
 
 
 # -- long and degenerate inputs: no quadratic time --------------------------------------

@@ -1,35 +1,40 @@
-"""Merging a sequence of parts by priority, in pure Python: the one loop of
-the ranks side -- repeatedly join the adjacent pair with the lowest priority,
-leftmost on ties; a rescan for short sequences, a heap over a linked list
-for long ones (csrc/ranks.c's merge loops).  The rule that gives a pair its
-priority is an argument, so the same loop serves tiktoken's rank rule
-(RankTable), a merge list (RankTable with merges), the completions of
-Encoding.encode_with_unstable and the file formats (merges_from_ranks
-derives GPT-2 merges from ranks with it).
+"""The one merge engine, in pure Python: the specification of csrc/merge.h
+and csrc/merge.c, shared by both rules.
+
+Repeatedly join the adjacent pair with the lowest priority, leftmost on ties,
+until no pair has one; a rescan for short sequences, a heap over a linked
+list for long ones, one threshold between them.  The rule that gives a pair
+its priority is an argument:
+
+  - tiktoken's rank rule (RankTable, the completions of
+    Encoding.encode_with_unstable, formats.merges_from_ranks): `rule(a, b)`;
+  - the chapter's merge list (Merger, listing 065), whose priority is the
+    rank *applicable* to two symbol instances, so it depends on the merges
+    that made them: with `born=True` the engine keeps each part's creation
+    rank (0 for a starting part, p + 1 for one made by a merge of priority
+    p, as in C) and asks `rule(a, b, born_a, born_b)`.
+
+A rule returns `(priority, merged)` or None.
 """
 import heapq
 
 __all__ = ["HEAP_THRESHOLD", "byte_pair_merge", "merge_linear", "merge_by_rank", "merge_heap"]
 
-# Pieces with at least this many bytes are merged with a heap over a linked
-# list (O(n log n)); shorter ones with a plain rescan of the parts (O(n^2) but
-# tiny constants).  tiktoken switches at 100 bytes for the same reason; the
-# crossover measured here on "a" * n and random letters is between 60 and 200,
-# so the exact value hardly matters.  tests/test_encoding.py runs pieces on both
-# sides of it.
+# Sequences of at least this many parts are merged with the heap; shorter
+# ones with the rescan.  The C engine's BPE__MERGE_HEAP_THRESHOLD (merge.h,
+# with its measurement; tests/test_encoding.py checks the two agree), so both
+# backends take the same path on the same input.
 HEAP_THRESHOLD = 100
 
 # Above every merge priority (priorities are ints).
 _NO_PRIORITY = float("inf")
 
 
-def byte_pair_merge(parts, pair_rank):
-    """Merge `parts` in place-order: repeatedly join the adjacent pair with the
-    lowest priority, leftmost on ties, until no pair has one.
-
-    `pair_rank(a, b)` returns `(priority, merged)` or None.  Returns the new
-    list of parts.  With tiktoken's rule the parts are bytes and the priority
-    is the rank of `a + b`:
+def byte_pair_merge(parts, rule, born=False):
+    """Merge `parts`: repeatedly join the adjacent pair with the lowest
+    priority, leftmost on ties, until no pair has one.  Returns the new list
+    of parts.  With tiktoken's rule the parts are bytes and the priority is
+    the rank of `a + b`:
 
         >>> ranks = {b"a": 0, b"b": 1, b"ab": 2, b"aab": 3}
         >>> def rule(a, b):
@@ -37,21 +42,28 @@ def byte_pair_merge(parts, pair_rank):
         ...     return None if r is None else (r, a + b)
         >>> byte_pair_merge([b"a", b"a", b"b"], rule)
         [b'aab']
+
+    With `born=True` the rule also gets the creation ranks of both parts
+    (see the module's docstring; Merger's rule uses them).
     """
     if len(parts) < HEAP_THRESHOLD:
-        return merge_linear(parts, pair_rank)
-    return merge_heap(parts, pair_rank)
+        return merge_linear(parts, rule, born)
+    return merge_heap(parts, rule, born)
 
 
-def merge_linear(parts, pair_rank):
+def merge_linear(parts, rule, born=False):
     # The textbook loop -- find the best adjacent pair, merge it, repeat --
     # but each pair's (priority, merged) is kept between rounds: a merge
     # changes only the two pairs beside it, so a round is one min() and one
-    # index() over a list (both in C) plus two pair_rank calls, instead of a
-    # pair_rank call for every pair.  index() finds the leftmost of equal
-    # priorities, so ties go left as before.
+    # index() over a list (both in C) plus two rule calls, instead of a rule
+    # call for every pair.  index() finds the leftmost of equal priorities,
+    # so ties go left.  (csrc/merge.h: bpe__merge_short.)
     parts = list(parts)
-    found = [pair_rank(parts[i], parts[i + 1]) for i in range(len(parts) - 1)]
+    ages = [0] * len(parts) if born else None
+    if born:
+        found = [rule(parts[i], parts[i + 1], 0, 0) for i in range(len(parts) - 1)]
+    else:
+        found = [rule(parts[i], parts[i + 1]) for i in range(len(parts) - 1)]
     priority = [_NO_PRIORITY if f is None else f[0] for f in found]
     while priority:
         best = min(priority)
@@ -59,10 +71,15 @@ def merge_linear(parts, pair_rank):
             break
         i = priority.index(best)
         parts[i : i + 2] = [found[i][1]]
+        if born:
+            ages[i : i + 2] = [best + 1]
         del found[i], priority[i]
         for k in (i - 1, i):  # the pairs (left neighbour, new part), (new part, right neighbour)
             if 0 <= k < len(priority):
-                f = pair_rank(parts[k], parts[k + 1])
+                if born:
+                    f = rule(parts[k], parts[k + 1], ages[k], ages[k + 1])
+                else:
+                    f = rule(parts[k], parts[k + 1])
                 found[k] = f
                 priority[k] = _NO_PRIORITY if f is None else f[0]
     return parts
@@ -73,7 +90,7 @@ def merge_by_rank(parts, rank_of):
     # of the joined bytes and the merged part is the joined bytes: with no
     # (priority, merged) tuples and no rule function to call, short pieces
     # (most of them) merge about a third faster.  rank_of is the bytes ->
-    # rank dict's get.
+    # rank dict's get.  Same steps as merge_linear, so the same result.
     ranks = [rank_of(a + b, _NO_PRIORITY) for a, b in zip(parts, parts[1:])]
     while ranks:
         best = min(ranks)
@@ -89,45 +106,54 @@ def merge_by_rank(parts, rank_of):
     return parts
 
 
-def merge_heap(parts, pair_rank):
-    # Parts form a doubly linked list indexed by their original position, so
-    # "leftmost" is simply the smaller index.  The heap holds (priority,
-    # index, left part, right part); an entry is stale when either node died or
-    # changed since it was pushed, which is checked on pop (lazy deletion).
+def merge_heap(parts, rule, born=False):
+    # Same result as merge_linear in O(n log n) (csrc/merge.h:
+    # bpe__merge_heap).  Parts form a linked list indexed by their starting
+    # position, so "leftmost" is the smaller index.  The heap holds
+    # (priority, index); an entry is live when its part is alive and the
+    # rule, asked again about it and its current right neighbour, still
+    # gives that priority -- exact for any rule that is a function of its
+    # arguments (the proof is in merge.h).  Stale entries are skipped when
+    # popped (lazy deletion).
     n = len(parts)
     value = list(parts)
+    ages = [0] * n if born else None
     nxt = list(range(1, n + 1))
     prv = list(range(-1, n - 1))
     alive = [True] * n
-    heap = []
 
-    def push(i):
+    def ask(i):  # (priority, merged) of the pair (i, nxt[i]), or None
         j = nxt[i]
-        if j < n:
-            found = pair_rank(value[i], value[j])
-            if found is not None:
-                heap.append((found[0], i, value[i], value[j], found[1]))
+        if j >= n:
+            return None
+        if born:
+            return rule(value[i], value[j], ages[i], ages[j])
+        return rule(value[i], value[j])
 
+    heap = []
     for i in range(n - 1):
-        push(i)
+        found = ask(i)
+        if found is not None:
+            heap.append((found[0], i))
     heapq.heapify(heap)
     while heap:
-        _, i, left, right, merged = heapq.heappop(heap)
-        j = nxt[i] if alive[i] else n
-        if j >= n or value[i] is not left or value[j] is not right:
+        prio, i = heapq.heappop(heap)
+        found = ask(i) if alive[i] else None
+        if found is None or found[0] != prio:
             continue  # stale: a neighbour merged since this entry was pushed
-        value[i] = merged
+        j = nxt[i]
+        value[i] = found[1]
+        if born:
+            ages[i] = prio + 1
         alive[j] = False
         nxt[i] = nxt[j]
         if nxt[j] < n:
             prv[nxt[j]] = i
         for k in (prv[i], i):
             if k >= 0:
-                m = nxt[k]
-                if m < n:
-                    found = pair_rank(value[k], value[m])
-                    if found is not None:
-                        heapq.heappush(heap, (found[0], k, value[k], value[m], found[1]))
+                found = ask(k)
+                if found is not None:
+                    heapq.heappush(heap, (found[0], k))
     out = []
     i = 0
     while i < n:
