@@ -10,14 +10,14 @@
  * or file formats: symbols are opaque byte strings, and the caller decides
  * what the initial symbols of a word are (characters, bytes, a word with an
  * end-of-word marker...).  Its files (symtab.c, words.c, trainer.c,
- * merger.c, pairmap.c, util.c) include this header and internal.h, nothing
- * else.
+ * merge.c, merger.c, pairmap.c, util.c) include this header, internal.h and
+ * merge.h, nothing else.
  *
  * The C around it comes in two more layers, each with its own header:
- *   - text level: C that reads UTF-8 text -- text.h (counter.c: str.split()
- *     word counting, initial symbols, the initial word table; encode_text.c:
- *     one-call text encoding for BPETokenizer), pretok.h (the gpt2 / cl100k
- *     / o200k scanners, with Unicode tables) and ranks.h (tiktoken's
+ *   - text level, text.h: C that reads UTF-8 text -- counter.c (str.split()
+ *     word counting, initial symbols, the initial word table), encode_text.c
+ *     (one-call text encoding for BPETokenizer), pretok.c (the gpt2 / cl100k
+ *     / o200k scanners, with Unicode tables) and ranks.c (tiktoken's
  *     rank-table merging).  Its private helpers (UTF-8, the str.split()
  *     scanner) are in text_internal.h.  It is built on this header.
  *   - Python level: py/idlists.h, the only C that knows a CPython format

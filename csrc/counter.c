@@ -31,7 +31,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pretok.h"
 #include "text_internal.h"
 
 typedef struct {

@@ -1,6 +1,6 @@
 /*
  * pretok.c -- scanners equivalent to the gpt2, cl100k and o200k patterns
- * (pretok.h).
+ * (text.h).
  *
  * Each scanner tries the pattern's alternatives in order at one position,
  * like the regex engine, but knows their shapes: every alternative is a run
@@ -8,10 +8,8 @@
  * pass decides it (o200k's letter rules need one step of backtracking,
  * worked out in the comment above pt_o200k_letters).  The comment above each
  * scanner maps its steps to the alternatives.  Not here: any pattern a user
- * writes (Python's regex module handles those).  Text level, like pretok.h.
+ * writes (Python's regex module handles those).  Text level (text.h).
  */
-#include "pretok.h"
-
 #include <stdint.h>
 
 #include "text_internal.h"

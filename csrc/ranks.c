@@ -1,5 +1,7 @@
 /*
- * ranks.c -- byte-pair merging by rank, the way tiktoken does it (ranks.h).
+ * ranks.c -- byte-pair merging by rank, the way tiktoken does it (text.h).
+ * Text level: it encodes pieces of UTF-8 text, cut by pretok.c or by the
+ * caller.
  *
  * Mirrors pybpe/core/spec/ranks.py, which is its specification: same
  * tables, same results.  The merging itself is merge.h's engine (the loop,
@@ -75,10 +77,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "text_internal.h"
 #include "merge.h"
-#include "ranks.h"
-#include "pretok.h"
 
 /* ranks.h publishes the merge engine's threshold for the Python side. */
 typedef char rk_threshold_is_the_engines
@@ -175,7 +175,7 @@ struct bpe_ranks {
      * vocabularies (same threshold as byte_pairs). */
     uint64_t *tok_filter;
     size_t tok_filter_mask;   /* number of bits - 1 */
-    /* The same for the pair table, by rk_mix of the pair's key: most pairs
+    /* The same for the pair table, by bpe__mix64 of the pair's key: most pairs
      * a merge asks about do not exist, and each such question was a probe
      * of the pair table (16 MB for o200k), a cache miss. */
     uint64_t *pair_filter;
@@ -184,16 +184,6 @@ struct bpe_ranks {
 };
 
 /* ------------------------------------------------------------------ hashing */
-
-/* splitmix64's finalizer: spreads every input bit over the low bits. */
-static uint64_t rk_mix(uint64_t x)
-{
-    x ^= x >> 30;
-    x *= UINT64_C(0xbf58476d1ce4e5b9);
-    x ^= x >> 27;
-    x *= UINT64_C(0x94d049bb133111eb);
-    return x ^ (x >> 31);
-}
 
 /* Eight bytes at p as one number (host byte order). */
 static uint64_t rk_load64(const unsigned char *p)
@@ -230,19 +220,10 @@ typedef struct {
 static uint64_t rk_key_hash(const unsigned char *p, size_t n, uint64_t head, uint64_t tail)
 {
     if (n <= 8)
-        return rk_mix(head ^ ((uint64_t)n << 56) ^ UINT64_C(0xcbf29ce484222325));
+        return bpe__mix64(head ^ ((uint64_t)n << 56) ^ BPE__FNV_OFFSET);
     if (n <= 16)
-        return rk_mix(head ^ rk_mix(tail ^ n));
-    return rk_mix(bpe__fnv1a64(p, n) ^ n);
-}
-
-/* Nonzero on a little-endian machine (a constant the compiler folds). */
-static int rk_little_endian(void)
-{
-    const uint32_t one = 1;
-    unsigned char first;
-    memcpy(&first, &one, 1);
-    return first == 1;
+        return bpe__mix64(head ^ bpe__mix64(tail ^ n));
+    return bpe__mix64(bpe__fnv1a64(p, n) ^ n);
 }
 
 /* The key of p[0..n) (n >= 1), where p + n <= end, the end of the buffer.
@@ -258,7 +239,7 @@ static inline rk_key rk_key_of(const unsigned char *p, size_t n, const unsigned 
     rk_key key;
     if (n >= 8)
         key.head = rk_load64(p);
-    else if (rk_little_endian() && (size_t)(end - p) >= 8)
+    else if (bpe__little_endian() && (size_t)(end - p) >= 8)
         key.head = rk_load64(p) & ((UINT64_C(1) << (8 * n)) - 1);
     else
         key.head = rk_head(p, n);
@@ -321,7 +302,7 @@ static uint32_t rk_lookup(const bpe_ranks *r, const unsigned char *p, size_t n)
     return rk_lookup_key(r, p, n, &key);
 }
 
-/* Slot of key in the pair table, starting from its hash m = rk_mix(key). */
+/* Slot of key in the pair table, starting from its hash m = bpe__mix64(key). */
 static size_t rk_pair_slot_mixed(const bpe_ranks *r, uint64_t key, uint64_t m)
 {
     size_t i = (size_t)m & r->pair_mask;
@@ -332,7 +313,7 @@ static size_t rk_pair_slot_mixed(const bpe_ranks *r, uint64_t key, uint64_t m)
 
 static size_t rk_pair_slot(const bpe_ranks *r, uint64_t key)
 {
-    return rk_pair_slot_mixed(r, key, rk_mix(key));
+    return rk_pair_slot_mixed(r, key, bpe__mix64(key));
 }
 
 /* The pair filter's bit for a pair whose key mixes to m (high bits: the
@@ -347,7 +328,7 @@ static size_t rk_pair_filter_bit(const bpe_ranks *r, uint64_t m)
 static uint32_t rk_pair_get(const bpe_ranks *r, uint32_t left, uint32_t right,
                             uint32_t *result)
 {
-    uint64_t key = (uint64_t)left << 32 | right, m = rk_mix(key);
+    uint64_t key = (uint64_t)left << 32 | right, m = bpe__mix64(key);
     const rk_pair *slot;
     if (r->pair_filter) {
         size_t b = rk_pair_filter_bit(r, m);
@@ -384,7 +365,7 @@ static void rk_pair_put(bpe_ranks *r, uint32_t left, uint32_t right,
     rk_pair *slot;
     if (r->cpairs) {
         uint64_t want = (uint64_t)left << RK_CPART_BITS | right;
-        size_t i = (size_t)rk_mix(key) & r->pair_mask;
+        size_t i = (size_t)bpe__mix64(key) & r->pair_mask;
         while (r->cpairs[i] != RK_EMPTY_KEY) {
             if (r->cpairs[i] >> RK_CPART_BITS == want)
                 return;
@@ -455,7 +436,7 @@ static int rk_alloc_pairs(bpe_ranks *r, size_t n, int compact)
 /* The temporary index's hash of a string whose polynomial hash is h. */
 static uint64_t rk_poly_final(uint64_t h, size_t len)
 {
-    return rk_mix(h + (uint64_t)len * UINT64_C(0x9e3779b97f4a7c15));
+    return bpe__mix64(h + (uint64_t)len * UINT64_C(0x9e3779b97f4a7c15));
 }
 
 typedef struct {
@@ -780,7 +761,7 @@ static int rk_build_pair_filter(bpe_ranks *r)
         } else if ((key = r->pairs[i].key) == RK_EMPTY_KEY) {
             continue;
         }
-        b = rk_pair_filter_bit(r, rk_mix(key));
+        b = rk_pair_filter_bit(r, bpe__mix64(key));
         r->pair_filter[b / 64] |= (uint64_t)1 << (b % 64);
     }
     return BPE_OK;
@@ -1178,8 +1159,7 @@ static int rk_utf8_span(const unsigned char *p, size_t avail, size_t chars,
         if (pos >= avail)
             return BPE_EINVAL;
         b = p[pos];
-        step = b < 0x80 ? 1 : (b & 0xE0) == 0xC0 ? 2 : (b & 0xF0) == 0xE0 ? 3
-             : (b & 0xF8) == 0xF0 ? 4 : 0; /* 0: a continuation or bad byte */
+        step = bpe__utf8_lead_len(b); /* 0: a continuation or bad byte */
         if (step == 0 || step > avail - pos)
             return BPE_EINVAL;
         pos += step;

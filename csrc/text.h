@@ -2,19 +2,23 @@
  * text.h -- the public contract of the text-level C: the C that reads text.
  *
  * bpe.h's core sees only symbol IDs; this layer is where UTF-8 text turns
- * into them, for BPETokenizer (bpe.h names all the layers):
+ * into them (bpe.h names all the layers).  For BPETokenizer:
  *   - counter.c: streaming word counting for training (str.split() words,
- *     or the pieces of pretok.h's scanners), and the initial word table.
+ *     or the pieces of pretok.c's scanners), and the initial word table.
  *     The step before listing 064's loop: turn a corpus into its distinct
- *     words, each counted once, in order of first appearance (the
- *     order the first-encountered tie-break depends on), then turn every
+ *     words, each counted once, in order of first appearance (the order
+ *     the first-encountered tie-break depends on), then turn every
  *     distinct word into its initial symbols.
  *   - encode_text.c: the one-call encoder, text -> IDs through the same
  *     words and initial symbols and bpe.h's merger.
+ * For Encoding (the tiktoken side), and for counter.c's pieces:
+ *   - pretok.c: the gpt2 / cl100k / o200k pre-tokenizers, with Unicode's
+ *     character classes (unicode_tables.inc).
+ *   - ranks.c: rank tables and tiktoken's merge rule, on pieces of text.
  * Text arrives as UTF-8, in batches, as Python's str.encode("utf-8",
  * "surrogatepass") writes it, so lone surrogates are ordinary characters.
  * Words are cut exactly where Python's str.split() cuts (its 29 whitespace
- * characters) or where the gpt2 / cl100k / o200k patterns cut (pretok.h);
+ * characters) or where the gpt2 / cl100k / o200k patterns cut (pretok.c);
  * other pre-tokenizers are run by the caller, which hands over the words it
  * found.  Nothing here knows about other regular expressions, case or
  * special tokens.  Conventions (status codes, NULL-safe frees, no global
@@ -27,7 +31,6 @@
 #include <stdint.h>
 
 #include "bpe.h"
-#include "pretok.h"  /* the BPE_PRETOK_* presets of bpe_counter_add_pieces */
 
 /* cffi-begin: pybpe/_build.py makes Python's declarations from here */
 /* ---------------------------------------------------------------------
@@ -61,7 +64,7 @@ void bpe_counter_free(bpe_counter *counter);
 int bpe_counter_add_text(bpe_counter *counter, const char *text, size_t len);
 
 /* Counts the pieces the pre-tokenizer `preset` (BPE_PRETOK_GPT2, _CL100K or
- * _O200K, pretok.h) cuts from each of n_texts texts: text i is the next
+ * _O200K, below) cuts from each of n_texts texts: text i is the next
  * lengths[i] *characters* of text[0..len), which must hold exactly
  * sum(lengths) characters of UTF-8 (else BPE_EINVAL, nothing counted).
  * Each text is cut alone, as if it were all there is, so a piece never
@@ -140,6 +143,127 @@ int bpe_encode_text(const bpe_merger *merger, const bpe_symtab *symtab,
                     int units, const char *marker, size_t marker_len,
                     uint32_t unk, int split, const char *text, size_t len,
                     uint32_t *out, size_t out_cap, size_t *n_out);
+
+/* ---------------------------------------------------------------------
+ * Pre-tokenizers (pretok.c): the gpt2, cl100k and o200k patterns,
+ * hand-compiled.
+ *
+ * Python's `regex` module cuts text at about 5 MB/s, slower than the merging
+ * itself; these scanners find exactly the same pieces as the published
+ * patterns (pybpe/patterns.py: GPT2, CL100K, O200K) at C speed.  Any other
+ * pattern stays on the Python side.  Character classes come from
+ * unicode_tables.inc, read off tiktoken's own engine by
+ * csrc/gen_unicode_tables.py: tiktoken's Unicode version, not the newest.
+ * ------------------------------------------------------------------- */
+
+#define BPE_PRETOK_GPT2 1   /* patterns.GPT2 (= GPT2_POSSESSIVE) */
+#define BPE_PRETOK_CL100K 2 /* patterns.CL100K */
+#define BPE_PRETOK_O200K 3  /* patterns.O200K */
+
+/* The end of the piece that starts at text[pos] (pos < len), in bytes: what
+ * the pattern's leftmost match at pos ends at.  All three patterns match every
+ * non-empty text at every position, so pieces tile the text.  text must be
+ * valid UTF-8 (a stray byte counts as one "other" character).
+ * Example (gpt2): "Hello world" at 0 -> 5, at 5 -> 11.
+ * Returns 0 for an unknown pattern or pos >= len. */
+size_t bpe_pretok_next(int pattern, const unsigned char *text, size_t len,
+                       size_t pos);
+
+/* Cuts all of text[0..len) into pieces: writes the end offset of each piece
+ * to ends (room for len entries) and returns their number; 0 for an empty
+ * text or an unknown pattern.  Example (gpt2): "Hi there" -> {2, 8}. */
+size_t bpe_pretok_split(int pattern, const unsigned char *text, size_t len,
+                        size_t *ends);
+
+/* Writes the character class (PT_* of unicode_tables.inc: 0 other, 1 space,
+ * 2 number, 3 upper, 4 lower, 5 caseless letter, 6 mark) of the n code
+ * points first, first + 1, ... to out; code points past U+10FFFF are other.
+ * For tests that compare the tables with tiktoken. */
+void bpe_pretok_classes(unsigned long first, size_t n, unsigned char *out);
+
+/* ---------------------------------------------------------------------
+ * Rank tables (ranks.c): tiktoken-style byte-pair merging.
+ *
+ * The hot path of pybpe.Encoding: a table of tokens (byte string -> ID), a
+ * pair table (two tokens -> the priority and result of merging them), and an
+ * encoder that merges the bytes of many pre-tokenized pieces in one call.
+ * It knows nothing of regexes, Unicode categories or special tokens: the
+ * pieces come cut, by the caller (piece lengths) or by the pre-tokenizers
+ * above (bpe_ranks_encode_text, bpe_ranks_encode_batch).
+ * ------------------------------------------------------------------- */
+
+/* Flags for bpe_ranks_new. */
+#define BPE_RANKS_MERGE_LIST 1  /* priorities come from an explicit merge list */
+#define BPE_RANKS_WHOLE_PIECE 2 /* look a whole piece up before merging */
+
+/* Pieces of at least this many bytes are merged with a heap over a linked
+ * list (O(n log n)); shorter ones by rescanning the parts (O(n^2), small
+ * constants, no heap set-up).  tiktoken switches at 100 for the same reason;
+ * _pyranks.HEAP_THRESHOLD must stay equal so both take the same path. */
+#define BPE_RANKS_HEAP_THRESHOLD 100
+
+typedef struct bpe_ranks bpe_ranks;
+
+/* Builds a rank table.
+ *   Tokens: token k (k < n_tokens) is bytes[offsets[k] .. offsets[k+1]) and
+ *   encodes to ids[k].  Tokens must be distinct and non-empty.
+ *   Without BPE_RANKS_MERGE_LIST (tiktoken's rule): two adjacent parts may
+ *   merge when their concatenation is a token; its priority is its ID (its
+ *   rank).  lefts/rights/n_merges are ignored (may be NULL / 0).
+ *   With BPE_RANKS_MERGE_LIST: merge r joins token lefts[r] and token
+ *   rights[r] (token *indices* k, not IDs) into results[r], priority r.  A
+ *   pair listed twice keeps its first (lowest) priority.
+ * Example: tokens "a","b","ab" with IDs 0,1,2 and no flag: "abab" -> 2 2.
+ * The arrays are copied.  Returns NULL and sets *status (BPE_ENOMEM,
+ * BPE_EINVAL for an index out of range or an empty token, BPE_ETOOBIG) on
+ * failure. */
+bpe_ranks *bpe_ranks_new(const unsigned char *bytes, const size_t *offsets,
+                         const uint32_t *ids, size_t n_tokens,
+                         const uint32_t *lefts, const uint32_t *rights,
+                         const uint32_t *results, size_t n_merges, int flags,
+                         int *status);
+void bpe_ranks_free(bpe_ranks *ranks);
+
+/* Number of entries in the pair table (for tests and curiosity). */
+size_t bpe_ranks_pair_count(const bpe_ranks *ranks);
+
+/* Encodes text[0..text_len) cut into n_pieces consecutive pieces:
+ * piece i has lens[i] bytes, or lens[i] UTF-8 characters when lens_in_chars
+ * is nonzero (the text must then be valid UTF-8).  The lengths must cover
+ * the text exactly.  Writes the IDs to out (room for text_len entries: a
+ * token is never shorter than a byte) and their number to *n_out.
+ * Example: lens {2, 2} over "abab" -> 2 2.
+ * Returns BPE_OK, BPE_EINVAL (lengths do not match the text, or a byte that
+ * is not a token is left unmerged), BPE_ETOOBIG, or BPE_ENOMEM.  The table
+ * is only read: many threads may encode with one table at once (this is
+ * meant to run without the GIL). */
+int bpe_ranks_encode(const bpe_ranks *ranks, const unsigned char *text,
+                     size_t text_len, const uint32_t *lens, size_t n_pieces,
+                     int lens_in_chars, uint32_t *out, size_t *n_out);
+
+/* The whole path in one call: cuts text[0..text_len) (valid UTF-8) with the
+ * C pre-tokenizer `pattern` (BPE_PRETOK_GPT2, _CL100K or _O200K, see
+ * above) and encodes every piece, as bpe_ranks_encode would.
+ * Example (gpt2 ranks): "hello world" -> 31373 995.
+ * Returns BPE_EINVAL for an unknown pattern; otherwise as bpe_ranks_encode. */
+int bpe_ranks_encode_text(const bpe_ranks *ranks, int pattern,
+                          const unsigned char *text, size_t text_len,
+                          uint32_t *out, size_t *n_out);
+
+/* Many texts in one call (meant for batches, run without the GIL): the
+ * texts lie end to end in text[0..text_len), text i ending at text_ends[i]
+ * (non-decreasing, the last equal to text_len).  Each is cut with `pattern`
+ * and encoded on its own, exactly as bpe_ranks_encode_text would encode it
+ * alone: no piece crosses from one text into the next.  Writes the IDs of
+ * all texts, in order, to out (room for text_len entries) and the end of
+ * text i's IDs in out to out_ends[i].
+ * Example (gpt2 ranks): "hello" "world", text_ends {5, 10} -> out 31373
+ * 6894, out_ends {1, 2}.
+ * Returns as bpe_ranks_encode_text; BPE_EINVAL also for bad text_ends. */
+int bpe_ranks_encode_batch(const bpe_ranks *ranks, int pattern,
+                           const unsigned char *text, size_t text_len,
+                           const size_t *text_ends, size_t n_texts,
+                           uint32_t *out, size_t *out_ends);
 /* cffi-end */
 
 #endif /* PYBPE_TEXT_H */

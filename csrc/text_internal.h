@@ -3,8 +3,8 @@
  * the API.
  *
  * Text level (bpe.h names the layers): everything here reads UTF-8 text.
- *   - UTF-8: one decoder and one validator, for counter.c, encode_text.c
- *     and pretok.c.  Text arrives as Python's str.encode("utf-8",
+ *   - UTF-8: one decoder and one validator, for counter.c, encode_text.c,
+ *     pretok.c and ranks.c.  Text arrives as Python's str.encode("utf-8",
  *     "surrogatepass") writes it, so lone surrogates are ordinary
  *     characters.
  *   - str.split(): the whitespace test and the word scanner, so the counter

@@ -86,24 +86,17 @@ def cdef_of(text):
     return _DEFINE.sub(r"#define \1 ...", text)
 
 
-def _hand_kept(header):
-    # Until ranks.h is marked: a header whose declarations are still kept by
-    # hand in a .cdef file beside it (the file, or None).
-    cdef_file = header[:-2] + ".cdef"
-    return cdef_file if os.path.exists(cdef_file) else None
-
-
 def public_headers():
     """The headers Python calls into, in build order: the public header of
     each layer (those with a marked region)."""
-    return [h for h in _files("*.h") if marked_regions(h) or _hand_kept(h)]
+    return [h for h in _files("*.h") if marked_regions(h)]
 
 
 def cdefs():
     """(header name relative to csrc/, its declarations) for every public
     header."""
     return [(os.path.relpath(h, CSRC).replace(os.sep, "/"),
-             _read(_hand_kept(h)) if _hand_kept(h) else "\n".join(cdef_of(r) for r in marked_regions(h)))
+             "\n".join(cdef_of(r) for r in marked_regions(h)))
             for h in public_headers()]
 
 

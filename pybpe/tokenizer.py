@@ -524,7 +524,7 @@ _BATCH_CHARS = 1 << 20
 # (pretokenizer "whitespace" or None, C backend); shorter ones word by word.
 _ONE_CALL_MIN_CHARS = 512
 _BATCH_WORDS = 1 << 16
-# The patterns the core has scanners for (csrc/pretok.h): pattern -> the name
+# The patterns the core has scanners for (csrc/pretok.c, declared in text.h): pattern -> the name
 # of its constant in pybpe.core (gpt2's possessive spelling cuts the same).
 _SCANNED = {patterns.GPT2: "PRESET_GPT2", patterns.GPT2_POSSESSIVE: "PRESET_GPT2",
             patterns.CL100K: "PRESET_CL100K", patterns.O200K: "PRESET_O200K"}

@@ -11,8 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pretok.h"
-#include "ranks.h"
+#include "text.h"
 #include "check.h"
 
 

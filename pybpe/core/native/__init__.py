@@ -2,7 +2,7 @@
 
     core.py     csrc/bpe.h and text.h: SymbolTable, WordTable, the literal
                 helpers, Trainer, Merger, WordCounter
-    ranks.py    csrc/ranks.h, pretok.h and py/idlists.h: RankTable, split
+    ranks.py    csrc/text.h (ranks, pretok) and py/idlists.h: RankTable, split
 
 Same names, arguments and results as pybpe.core.spec (tests/test_twins.py);
 importing this package needs the compiled extension.

@@ -18,7 +18,7 @@ from .merge import HEAP_THRESHOLD, byte_pair_merge, merge_by_rank, merge_heap
 __all__ = ["HEAP_THRESHOLD", "PRESET_GPT2", "PRESET_CL100K", "PRESET_O200K", "COMPILED", "split", "RankTable"]
 
 
-# Pre-tokenizers the C core has built in (csrc/pretok.h); same values there.
+# Pre-tokenizers the C core has built in (csrc/text.h); same values there.
 PRESET_GPT2 = 1
 PRESET_CL100K = 2
 PRESET_O200K = 3
