@@ -39,8 +39,9 @@
 #include "internal.h"
 
 /* Words (pieces) of at least this many parts are merged with the heap;
- * shorter ones with the rescanning loop.  One value for both rules: see
- * merge.c for the measurement.  ranks.h's public BPE_RANKS_HEAP_THRESHOLD
+ * shorter ones with the rescanning loop.  One value for both rules, chosen
+ * by the measurement in merge.c (the loop wins on prose well past it, the
+ * heap on repetitive input from ~80 parts).  ranks.h's public BPE_RANKS_HEAP_THRESHOLD
  * (merge.c checks at compile time that it is this number) and the Python
  * twin's HEAP_THRESHOLD (pybpe/core/spec/merge.py; tests check it against
  * the C value) are the same number. */

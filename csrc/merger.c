@@ -12,7 +12,8 @@
  * x, y the APPLICABLE merge is the smallest rank r of pair (sym x, sym y)
  * with r > max(rank x, rank y).  We repeatedly merge the adjacent pair with
  * the smallest (applicable rank, position); the new instance gets rank r and
- * keeps the left position.
+ * keeps the left position.  The merging is merge.h's engine, shared with
+ * the tiktoken side (ranks.c); this file gives it the rule `applicable`.
  *
  * WHY THIS EQUALS THE SWEEP.  Induction on r: when the sweep runs merge r,
  * every instance present was created by a merge < r (or is initial), so

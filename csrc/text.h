@@ -198,8 +198,10 @@ void bpe_pretok_classes(unsigned long first, size_t n, unsigned char *out);
 
 /* Pieces of at least this many bytes are merged with a heap over a linked
  * list (O(n log n)); shorter ones by rescanning the parts (O(n^2), small
- * constants, no heap set-up).  tiktoken switches at 100 for the same reason;
- * _pyranks.HEAP_THRESHOLD must stay equal so both take the same path. */
+ * constants, no heap set-up).  The merge engine's one threshold
+ * (BPE__MERGE_HEAP_THRESHOLD, merge.h, measured in merge.c; ranks.c checks
+ * at compile time that they agree), published for the Python side, whose
+ * core/spec/merge.py HEAP_THRESHOLD must stay equal (tests check). */
 #define BPE_RANKS_HEAP_THRESHOLD 100
 
 typedef struct bpe_ranks bpe_ranks;

@@ -13,7 +13,7 @@ runs on both:
     encode_text.py  csrc/encode_text.c  a whole text -> IDs in one call
     ranks.py        csrc/ranks.c        RankTable (tiktoken's rule), split
                                         (csrc/pretok.c's presets)
-    merge.py        (ranks.c's loops)   byte_pair_merge: lowest priority first
+    merge.py        csrc/merge.h, .c    byte_pair_merge: lowest priority first (both rules)
     common.py       (bpe.h, internal.h) NO_SYMBOL, COMPILED, argument checks
 
 This package holds every name of the interface, as pybpe.core.native does.
