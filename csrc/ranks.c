@@ -874,11 +874,15 @@ static uint32_t rk_id(const bpe_ranks *r, uint32_t k)
  * whole call, so nothing is copied and nothing outlives the call.  That keeps
  * the table free of shared mutable state (threads run without the GIL).
  * Direct-mapped: a new piece simply overwrites its slot.  An entry with
- * len == 0 is empty.
+ * len == 0 is empty.  32 bytes, two entries per cache line: positions are
+ * 32-bit (a piece past 4 GiB of text or output is not cached), where
+ * size_t positions made 40-byte entries, one in three straddling two lines,
+ * and a 640 KB cache for o200k (now 512 KB) competing with the hot-token
+ * cache and the filters for the core's 2 MB.
  */
 typedef struct {
     uint64_t head, tail;       /* rk_key: no look at the text up to 16 bytes */
-    size_t text_pos, out_pos;
+    uint32_t text_pos, out_pos;
     uint32_t len, count;
 } rk_cache_entry;
 
@@ -1095,10 +1099,10 @@ static int rk_encode_piece_rest(const bpe_ranks *r, const unsigned char *text,
         }
         e = &s->cache[slot & s->cache_mask];
         if (e->len == len && e->head == key.head && e->tail == key.tail &&
-            (len <= 16 || memcmp(text + e->text_pos + 8, p + 8, len - 16) == 0)) {
+            (len <= 16 || memcmp(text + (size_t)e->text_pos + 8, p + 8, len - 16) == 0)) {
             uint32_t j; /* a loop: one or two IDs, mostly (memcpy is a call) */
             for (j = 0; j < e->count; j++)
-                out[produced + j] = out[e->out_pos + j];
+                out[produced + j] = out[(size_t)e->out_pos + j];
             *count = e->count;
             return BPE_OK;
         }
@@ -1122,12 +1126,12 @@ static int rk_encode_piece_rest(const bpe_ranks *r, const unsigned char *text,
         }
     }
     status = rk_merge_piece(r, p, len, s, out + produced, count);
-    if (status == BPE_OK && e) {
+    if (status == BPE_OK && e && pos <= UINT32_MAX && produced <= UINT32_MAX) {
         e->head = key.head;
         e->tail = key.tail;
         e->len = (uint32_t)len;
-        e->text_pos = pos;
-        e->out_pos = produced;
+        e->text_pos = (uint32_t)pos;
+        e->out_pos = (uint32_t)produced;
         e->count = (uint32_t)*count;
     }
     return status;
