@@ -577,7 +577,8 @@ def _swap(name, old, new):
 def load_sniffed(path, kind, content, backend=None):
     """The Encoding a file of `kind` (see sniff) amounts to, or FormatError
     saying which loader to call with what.  "pybpe" files are the
-    tokenizer's to load."""
+    tokenizer's to load, "tiktoken" files the registry's
+    (registry.load_rank_file: only a published rank file is an encoding)."""
     base = os.path.basename(path)
     if kind == "hf":
         return _hf_encoding(content, path, None, backend)
@@ -595,14 +596,4 @@ def load_sniffed(path, kind, content, backend=None):
             raise FormatError("%s: a GPT-2 merge list with no vocab.json or encoder.json beside it: "
                               "call pybpe.load_gpt2_bpe(vocab_path, merges_path)" % path)
         return load_gpt2_bpe(vocab, path, backend=backend)
-    if kind == "tiktoken":
-        from . import registry  # late: registry imports formats
-
-        name = registry.encoding_of_rank_file(content)
-        if name is not None:  # one of OpenAI's files: its pattern and special tokens are known
-            return registry.get_encoding(name, path=path, backend=backend)
-        load_tiktoken_bpe(path)  # a malformed file gets its line-by-line FormatError first
-        raise FormatError("%s: a .tiktoken rank file holds no pattern and no special tokens, so it is not an "
-                          "encoding by itself: build one with pybpe.Encoding(name, pat_str=..., "
-                          "mergeable_ranks=pybpe.load_tiktoken_bpe(path), special_tokens={...})" % path)
     raise ValueError("unknown kind %r" % (kind,))

@@ -173,6 +173,19 @@ def encoding_of_rank_file(data):
     return None
 
 
+def load_rank_file(path, data, backend=None):
+    """pybpe.load of a .tiktoken rank file whose bytes are `data`: one of
+    OpenAI's files is its encoding (its pattern and special tokens are
+    known); any other is a FormatError saying how to build an encoding."""
+    name = encoding_of_rank_file(data)
+    if name is not None:
+        return get_encoding(name, path=path, backend=backend)
+    load_tiktoken_bpe(path)  # a malformed file gets its line-by-line FormatError first
+    raise FormatError("%s: a .tiktoken rank file holds no pattern and no special tokens, so it is not an "
+                      "encoding by itself: build one with pybpe.Encoding(name, pat_str=..., "
+                      "mergeable_ranks=pybpe.load_tiktoken_bpe(path), special_tokens={...})" % path)
+
+
 def file_sha256(path):
     """The SHA-256 of a file's contents, in hex (read in 1 MB blocks)."""
     digest = hashlib.sha256()

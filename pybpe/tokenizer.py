@@ -550,12 +550,15 @@ def load(path, *, backend=None):
     Raises FormatError (a ValueError) naming the file and the problem for
     anything corrupt, truncated or hostile; a failed load changes nothing.
     """
-    from . import formats  # late: the tiktoken pillar loads only when used (import pybpe stays light)
+    # late: the tiktoken pillar loads only when used (import pybpe stays light)
+    from . import formats, registry
 
     path = os.fspath(path)
     kind, content = formats.sniff(path)
     if kind == "pybpe":
         return _from_document(content, path, backend)
+    if kind == "tiktoken":
+        return registry.load_rank_file(path, content, backend)
     return formats.load_sniffed(path, kind, content, backend)
 
 
