@@ -85,6 +85,15 @@
 #define HEAP_SLACK 4
 #define HEAP_FLOOR 1024
 
+/* bpe__reserve with its common case -- room already there -- inline: the
+ * heap, occurrence-list and touched-list pushes run once or more per
+ * occurrence, and the out-of-line call was ~5% of a Shakespeare run's
+ * instructions (cachegrind). */
+#define RESERVE(array, cap, need)                                        \
+    ((need) <= (cap) ? BPE_OK                                            \
+                     : bpe__reserve((void **)&(array), &(cap), (need),    \
+                                    sizeof *(array)))
+
 typedef struct {
     uint32_t left, right;
     uint64_t count;          /* invariant (1), the low 64 bits */
@@ -192,8 +201,7 @@ static int heap_push(bpe_trainer *t, uint64_t count, uint32_t key,
     size_t i;
     int status;
 
-    status = bpe__reserve((void **)&t->heap, &t->heap_cap, t->heap_len + 1,
-                          sizeof *t->heap);
+    status = RESERVE(t->heap, t->heap_cap, t->heap_len + 1);
     if (status != BPE_OK)
         return status;
     e.count = count;
@@ -242,8 +250,7 @@ static void heap_rebuild(bpe_trainer *t)
 static int occ_push(pair_rec *r, uint32_t key)
 {
     size_t i;
-    int status = bpe__reserve((void **)&r->occ, &r->occ_cap, r->occ_len + 1,
-                              sizeof *r->occ);
+    int status = RESERVE(r->occ, r->occ_cap, r->occ_len + 1);
 
     if (status != BPE_OK)
         return status;
@@ -339,8 +346,7 @@ static int touch(bpe_trainer *t, uint32_t p)
 
     if (t->pairs[p].touched)
         return BPE_OK;
-    status = bpe__reserve((void **)&t->touched, &t->touched_cap,
-                          t->ntouched + 1, sizeof *t->touched);
+    status = RESERVE(t->touched, t->touched_cap, t->ntouched + 1);
     if (status != BPE_OK)
         return status;
     t->touched[t->ntouched++] = p;
@@ -585,7 +591,11 @@ static int intern_merged(bpe_trainer *t, uint32_t left, uint32_t right,
 #define SORT_SMALL 64
 #define RADIX_BITS 8
 
-/* Sorts keys[0..n) ascending; tmp has room for n keys. */
+/* Sorts keys[0..n) ascending; tmp has room for n keys.  Most lists arrive
+ * sorted: keys are pushed in ascending order while building and within one
+ * merge pass, and a binary heap filled in ascending order is its insertion
+ * order.  So the sort first checks; on Shakespeare (chapter flavour) that
+ * took sorting from ~10% of the instructions to ~1%. */
 static void sort_keys(uint32_t *keys, size_t n, uint32_t *tmp)
 {
     size_t count[1u << RADIX_BITS];
@@ -593,6 +603,10 @@ static void sort_keys(uint32_t *keys, size_t n, uint32_t *tmp)
     uint32_t max = 0, *src = keys, *dst = tmp;
     unsigned shift;
 
+    for (i = 1; i < n && keys[i - 1] <= keys[i]; i++)
+        ;
+    if (i >= n)
+        return;  /* already sorted: the common case (see below) */
     if (n < SORT_SMALL) {
         for (i = 1; i < n; i++) {
             uint32_t k = keys[i];
