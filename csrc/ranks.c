@@ -72,6 +72,26 @@
  *     answered 60% of the lookups that find a pair, yet ran ~7% slower --
  *     it crowds the caches the per-call caches live in; huge pages (madvise)
  *     for the 8 and 16 MB tables: no change.
+ *   - Then (perf, C alone, o200k prose) pair-table lookups were ~23% and
+ *     token-table lookups ~16%, all of it waiting on memory.  Compact pair
+ *     slots of 8 bytes (rk_pair_get: the priority is the result when IDs
+ *     are indices, so (left, right, result) in 20 bits each), o200k's pair
+ *     table 16 -> 8 MB: ~+6%.  rk_lookup_key read offsets[k] (another
+ *     miss) before testing whether the token has more than 8 bytes -- the
+ *     compiler hoisted the load; returning first: ~+6%, the function 13% ->
+ *     9% of the profile.  Piece-cache entries 40 -> 32 bytes: ~+3% (within
+ *     noise).  Each step measured as CPU-time medians of 9 calls, 6-7
+ *     alternating processes against the build before it (the machine was
+ *     loaded: wall time measured the neighbours).  encode_ordinary against
+ *     tiktoken, CPU time, alternating in one process, 2 MB each: prose
+ *     3.05x -> 3.36x (medians of three runs; runs 3.0-3.3x -> 3.3-3.5x),
+ *     Python source 3.6x -> 3.9x, multilingual 3.8x both; gpt2 and cl100k
+ *     no slower.  Dead end: the compact pair table at load up to 7/8 (4 MB
+ *     for o200k): no gain (longer probes).
+ *     What is left (perf): the hot-token cache's load per piece, the
+ *     filters' loads (1.5 MB together) and the pair and token slots, each
+ *     a miss of the core's 2 MB cache; the per-call caches and the filters
+ *     together are ~2.9 MB for o200k.
  */
 #include <assert.h>
 #include <stdlib.h>
