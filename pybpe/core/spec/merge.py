@@ -30,7 +30,7 @@ HEAP_THRESHOLD = 100
 _NO_PRIORITY = float("inf")
 
 
-def byte_pair_merge(parts, rule, born=False):
+def byte_pair_merge(parts, rule, born=False, start=None):
     """Merge `parts`: repeatedly join the adjacent pair with the lowest
     priority, leftmost on ties, until no pair has one.  Returns the new list
     of parts.  With tiktoken's rule the parts are bytes and the priority is
@@ -44,26 +44,31 @@ def byte_pair_merge(parts, rule, born=False):
         [b'aab']
 
     With `born=True` the rule also gets the creation ranks of both parts
-    (see the module's docstring; Merger's rule uses them).
+    (see the module's docstring; Merger's rule uses them).  `start(parts)`,
+    when given, returns what the rule says of every adjacent pair of the
+    starting parts, in one call (Merger answers them from a dict in one
+    list comprehension instead of a rule call per pair).
     """
-    if len(parts) < HEAP_THRESHOLD:
-        return merge_linear(parts, rule, born)
-    return merge_heap(parts, rule, born)
+    if len(parts) >= HEAP_THRESHOLD:
+        return merge_heap(parts, rule, born)
+    if born:  # (straight there: a call less per word for the merge list)
+        return _merge_linear_born(list(parts), rule, start)
+    return merge_linear(parts, rule, born, start)
 
 
-def merge_linear(parts, rule, born=False):
+def merge_linear(parts, rule, born=False, start=None):
     # The textbook loop -- find the best adjacent pair, merge it, repeat --
     # but each pair's (priority, merged) is kept between rounds: a merge
     # changes only the two pairs beside it, so a round is one min() and one
     # index() over a list (both in C) plus two rule calls, instead of a rule
     # call for every pair.  index() finds the leftmost of equal priorities,
-    # so ties go left.  (csrc/merge.h: bpe__merge_short.)
+    # so ties go left.  (csrc/merge.h: bpe__merge_short.)  Two copies of the
+    # loop, one per calling convention (_merge_linear_born keeps creation
+    # ranks), as C's inlining makes two; each is the other line for line.
     parts = list(parts)
-    ages = [0] * len(parts) if born else None
     if born:
-        found = [rule(parts[i], parts[i + 1], 0, 0) for i in range(len(parts) - 1)]
-    else:
-        found = [rule(parts[i], parts[i + 1]) for i in range(len(parts) - 1)]
+        return _merge_linear_born(parts, rule, start)
+    found = start(parts) if start else [rule(parts[i], parts[i + 1]) for i in range(len(parts) - 1)]
     priority = [_NO_PRIORITY if f is None else f[0] for f in found]
     while priority:
         best = min(priority)
@@ -71,17 +76,36 @@ def merge_linear(parts, rule, born=False):
             break
         i = priority.index(best)
         parts[i : i + 2] = [found[i][1]]
-        if born:
-            ages[i : i + 2] = [best + 1]
         del found[i], priority[i]
-        for k in (i - 1, i):  # the pairs (left neighbour, new part), (new part, right neighbour)
-            if 0 <= k < len(priority):
-                if born:
-                    f = rule(parts[k], parts[k + 1], ages[k], ages[k + 1])
-                else:
-                    f = rule(parts[k], parts[k + 1])
-                found[k] = f
-                priority[k] = _NO_PRIORITY if f is None else f[0]
+        if i:  # the pair (left neighbour, new part)
+            f = found[i - 1] = rule(parts[i - 1], parts[i])
+            priority[i - 1] = _NO_PRIORITY if f is None else f[0]
+        if i < len(priority):  # the pair (new part, right neighbour)
+            f = found[i] = rule(parts[i], parts[i + 1])
+            priority[i] = _NO_PRIORITY if f is None else f[0]
+    return parts
+
+
+def _merge_linear_born(parts, rule, start):
+    # merge_linear keeping creation ranks: ages[k] is 0 for a starting part,
+    # priority + 1 for a merged one, and the rule is asked about them.
+    ages = [0] * len(parts)
+    found = start(parts) if start else [rule(a, b, 0, 0) for a, b in zip(parts, parts[1:])]
+    priority = [_NO_PRIORITY if f is None else f[0] for f in found]
+    while priority:
+        best = min(priority)
+        if best == _NO_PRIORITY:
+            break
+        i = priority.index(best)
+        parts[i : i + 2] = [found[i][1]]
+        ages[i : i + 2] = [best + 1]
+        del found[i], priority[i]
+        if i:
+            f = found[i - 1] = rule(parts[i - 1], parts[i], ages[i - 1], best + 1)
+            priority[i - 1] = _NO_PRIORITY if f is None else f[0]
+        if i < len(priority):
+            f = found[i] = rule(parts[i], parts[i + 1], best + 1, ages[i + 1])
+            priority[i] = _NO_PRIORITY if f is None else f[0]
     return parts
 
 

@@ -65,6 +65,9 @@ class Merger:
             ranks.append(r)
             results.append(result)
         self._table = table
+        # pair key -> (its first rank, that merge's symbol): what the rule
+        # returns for almost every pair, built once instead of per call
+        self._first = {key: (ranks[0], results[0]) for key, (ranks, results) in table.items()}
         self._cache = {}
 
     def _rule(self, x, y, bx, by):
@@ -75,26 +78,33 @@ class Merger:
         symbol, r + 1 for one made by merge r), so the applicable rank is the
         first rank r of the pair with r >= max(bx, by).  Almost every pair
         appears once in a merge list and its rank is newer than both
-        instances, so that case is tested before any bisect.
+        instances, so that case is answered from _first before any bisect.
         """
-        entry = self._table.get(x << 32 | y)
-        if entry is None:
+        key = x << 32 | y
+        first = self._first.get(key)
+        if first is None:
             return None
-        ranks = entry[0]
         floor = bx if bx > by else by
-        if ranks[0] >= floor:
-            return ranks[0], entry[1][0]
+        if first[0] >= floor:
+            return first
+        ranks, results = self._table[key]
         k = bisect_left(ranks, floor)
         if k == len(ranks):
             return None
-        return ranks[k], entry[1][k]
+        return ranks[k], results[k]
+
+    def _start(self, syms):
+        """_rule of every adjacent pair of starting symbols (creation ranks
+        0, so each pair's first rank applies)."""
+        get = self._first.get
+        return [get(x << 32 | y) for x, y in zip(syms, syms[1:])]
 
     def apply_merges(self, symbols):
         """The word after applying merge 0, then 1, ... each skip-two."""
         syms = check_ids(symbols, "apply_merges")
         if len(syms) < 2 or not self._table:
             return syms
-        return byte_pair_merge(syms, self._rule, born=True)
+        return byte_pair_merge(syms, self._rule, born=True, start=self._start)
 
     def encode_text(self, symtab, units, marker, unk, text, *, split=True):
         """Text -> IDs in one call: pybpe.core.spec.encode_text.encode_text
