@@ -233,23 +233,22 @@ class Encoding:
     # An encoding get_encoding built travels by name only (its ranks ship
     # with pybpe or come from a registered constructor), as in tiktoken;
     # others carry their constructor's arguments.
+    def __reduce_ex__(self, protocol):
+        # An encoding from the registry is pickled by name: the registry gives
+        # it the call that rebuilds it (see registry.get_encoding), so this
+        # module never imports the registry, which imports it.
+        by_name = self.__dict__.get("_pickled_by_name")
+        if by_name is not None:
+            return by_name
+        return super().__reduce_ex__(protocol)
+
     def __getstate__(self):
-        registered = self.__dict__.get("_registered_as")
-        if registered is not None:
-            return {"registered_as": registered, "backend": self._backend_name}
         return {"name": self.name, "pat_str": self._pat_str, "mergeable_ranks": self._mergeable_ranks,
                 "special_tokens": self._special_tokens, "merges": self._merges,
                 "lookup_whole_piece": self._lookup_whole_piece, "backend": self._backend_name,
                 "pattern_source": self._pattern_source}
 
     def __setstate__(self, state):
-        if "registered_as" in state:
-            # late: the registry imports this module (and the file loaders),
-            # and is needed here only to unpickle a registered encoding
-            from .registry import get_encoding
-
-            self.__dict__.update(get_encoding(state["registered_as"], backend=state["backend"]).__dict__)
-            return
         self.__init__(state.pop("name"), **state)
 
     # -- encoding -------------------------------------------------------------

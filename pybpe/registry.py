@@ -245,6 +245,12 @@ def _construct(name, backend):
     return Encoding(kwargs.pop("name", name), **kwargs)
 
 
+def _registered_encoding(name, backend):
+    """get_encoding(name, backend=backend): what a pickled registered
+    encoding is rebuilt with (pickle passes arguments by position only)."""
+    return get_encoding(name, backend=backend)
+
+
 def get_encoding(name, *, path=None, backend=None):
     """The Encoding called `name` (see list_encoding_names), built once and
     cached per backend.
@@ -286,6 +292,8 @@ def get_encoding(name, *, path=None, backend=None):
         else:
             raise ValueError("unknown encoding %r; known: %s" % (name, ", ".join(list_encoding_names())))
         if path is None:
-            enc._registered_as = name  # pickled by name (see Encoding.__getstate__)
+            # pickled by name: unpickling calls get_encoding again (see
+            # Encoding.__reduce_ex__)
+            enc._pickled_by_name = (_registered_encoding, (name, resolved))
         _cache[key] = enc
         return enc

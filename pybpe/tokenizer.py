@@ -297,18 +297,21 @@ class BPETokenizer(Tokenizer):
 
     def encode(self, text, *, allowed_special=frozenset()):
         """Text -> IDs.  Special tokens are matched only when allowed
-        (`allowed_special="all"` or a set of them); elsewhere they are text."""
+        (`allowed_special="all"` or a set of them); elsewhere they are text.
+
+        Only the allowed tokens are looked for (tiktoken's rule, and
+        Encoding's): with "<a>" allowed and "<a><b>" not, "<a><b>" is <a>
+        followed by the text "<b>"."""
         state = self._require_trained()
         _check_text(text)
         allowed = self._allowed(allowed_special)
         if not allowed:
             return self._encode_ordinary(state, text)
         ids, start = [], 0
-        for match in state.special_re.finditer(text):
-            if match.group() in allowed:
-                ids += self._encode_ordinary(state, text[start:match.start()])
-                ids.append(state.special_ids[match.group()])
-                start = match.end()
+        for match in special_regex(frozenset(allowed)).finditer(text):
+            ids += self._encode_ordinary(state, text[start:match.start()])
+            ids.append(state.special_ids[match.group()])
+            start = match.end()
         return ids + self._encode_ordinary(state, text[start:])
 
     def _allowed(self, allowed_special):
@@ -492,7 +495,7 @@ class _State:
     computes anyway.  `_State(tok)` is the untrained state."""
 
     __slots__ = ("symtab", "merge_ids", "merge_counts", "merger", "units", "special_ids",
-                 "special_re", "vocab", "merges", "id_to_token", "token_to_id", "word_cache")
+                 "vocab", "merges", "id_to_token", "token_to_id", "word_cache")
 
     def __init__(self, tok, symtab=None, merge_ids=(), merge_counts=()):
         flavour, specials = tok.flavour, tok.special_tokens
@@ -502,13 +505,12 @@ class _State:
         self.units = flavour.core_units
         self.word_cache = {}                      # word -> IDs (see _encode_ordinary)
         if symtab is None:
-            self.merger, self.special_ids, self.special_re = None, {}, None
+            self.merger, self.special_ids = None, {}
             self.vocab, self.merges, self.id_to_token, self.token_to_id = [], [], {}, {}
             return
         tokens = [flavour.from_bytes(t) for t in symtab.tokens()]
         self.merger = tok._core.Merger(self.merge_ids)
         self.special_ids = {s: len(tokens) + i for i, s in enumerate(specials)}
-        self.special_re = special_regex(frozenset(specials)) if specials else None
         self.vocab = tokens + list(specials)
         self.merges = [(tokens[a], tokens[b]) for a, b, _ in self.merge_ids]
         self.id_to_token = dict(enumerate(self.vocab))

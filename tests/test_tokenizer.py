@@ -323,6 +323,25 @@ def test_overlapping_special_tokens_split_alike_in_training_and_encoding(backend
                                                                tok.token_to_id["<a>"]]
 
 
+@pytest.mark.parametrize("specials", [["<a>", "<a><b>"], ["<a><b>", "<a>"]])
+def test_only_allowed_special_tokens_are_looked_for(backend, specials):
+    # tiktoken's rule, for both pillars: encode looks only for the allowed
+    # special tokens.  With "<a>" allowed and "<a><b>" not, "<a><b>" is the
+    # special token <a> followed by the text "<b>" -- not six characters of
+    # text because a longer, disallowed token also starts there.
+    tok = pybpe.BPETokenizer(vocab_size=300, special_tokens=specials, byte_level=True,
+                             pretokenizer="gpt2", backend=backend)
+    tok.train(["xy <a><b> xy <a> xy <b>"])
+    a = tok.token_to_id["<a>"]
+    text_b = tok.encode("<b>")
+    assert tok.encode("<a><b>", allowed_special={"<a>"}) == [a] + text_b
+    assert tok.encode("<a><b>x<a>", allowed_special={"<a>"}) == [a] + text_b + tok.encode("x") + [a]
+    enc = tok.to_encoding()
+    for text in ["<a><b>", "<a><b>x<a>", "<b><a><a><b>"]:
+        assert tok.encode(text, allowed_special={"<a>"}) == \
+            enc.encode(text, allowed_special={"<a>"}, disallowed_special=())
+
+
 def test_empty_and_whitespace_inputs(backend):
     tok = chapter(backend, 25)
     assert tok.encode("") == [] and tok.encode(" \t\n") == [] and tok.decode([]) == ""
