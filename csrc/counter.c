@@ -226,6 +226,24 @@ static size_t char_bytes(const unsigned char *p, size_t chars, size_t room)
     return (size_t)(q - p);
 }
 
+/* Whether `text` is valid UTF-8 whose characters the `n` lengths (in
+ * characters) tile exactly; *nchars is its length in characters.  Both
+ * batch entry points below take their texts this way. */
+static int lengths_tile(const unsigned char *text, size_t len, const size_t *lengths,
+                        size_t n, size_t *nchars)
+{
+    size_t total = 0, i;
+
+    if (!bpe__utf8_validate(text, len, nchars))
+        return 0;
+    for (i = 0; i < n; i++) {
+        if (lengths[i] > *nchars - total)  /* (no overflow: total <= *nchars) */
+            return 0;
+        total += lengths[i];
+    }
+    return total == *nchars;
+}
+
 /* One text after another, each cut by the scanner alone: a text's end is
  * the end of the text for the pattern's look-aheads (`(?!\S)`, `$`), so
  * a piece never runs from one text into the next.  When the whole buffer
@@ -235,7 +253,7 @@ int bpe_counter_add_pieces(bpe_counter *counter, int preset, const char *text,
 {
     const unsigned char *p = (const unsigned char *)text, *end = p + len;
     const unsigned char *start[COUNT_BATCH];
-    size_t wlen[COUNT_BATCH], nchars, total = 0, i, n = 0;
+    size_t wlen[COUNT_BATCH], nchars, i, n = 0;
     int status, ascii;
 
     if (counter == NULL || (text == NULL && len != 0) ||
@@ -243,14 +261,7 @@ int bpe_counter_add_pieces(bpe_counter *counter, int preset, const char *text,
         (preset != BPE_PRETOK_GPT2 && preset != BPE_PRETOK_CL100K &&
          preset != BPE_PRETOK_O200K))
         return BPE_EINVAL;
-    if (!bpe__utf8_validate(p, len, &nchars))
-        return BPE_EINVAL;
-    for (i = 0; i < n_texts; i++) {  /* the lengths must tile the text */
-        if (lengths[i] > nchars - total)
-            return BPE_EINVAL;
-        total += lengths[i];
-    }
-    if (total != nchars)
+    if (!lengths_tile(p, len, lengths, n_texts, &nchars))
         return BPE_EINVAL;
     ascii = nchars == len;
     for (i = 0; i < n_texts; i++) {
@@ -279,20 +290,13 @@ int bpe_counter_add_words(bpe_counter *counter, const char *text, size_t len,
                           const uint64_t *frequencies)
 {
     const unsigned char *p = (const unsigned char *)text, *end = p + len;
-    size_t nchars, total = 0, i, k;
+    size_t nchars, i, k;
     int status;
 
     if (counter == NULL || (text == NULL && len != 0) ||
         (lengths == NULL && n_words != 0))
         return BPE_EINVAL;
-    if (!bpe__utf8_validate(p, len, &nchars))
-        return BPE_EINVAL;
-    for (i = 0; i < n_words; i++) {  /* the lengths must tile the text */
-        if (lengths[i] > nchars - total)
-            return BPE_EINVAL;
-        total += lengths[i];
-    }
-    if (total != nchars)
+    if (!lengths_tile(p, len, lengths, n_words, &nchars))
         return BPE_EINVAL;
     for (i = 0; i < n_words; i++) {
         const unsigned char *start = p;

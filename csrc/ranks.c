@@ -463,7 +463,7 @@ static int rk_alloc_pairs(bpe_ranks *r, size_t n, int compact)
 /* The temporary index's hash of a string whose polynomial hash is h. */
 static uint64_t rk_poly_final(uint64_t h, size_t len)
 {
-    return bpe__mix64(h + (uint64_t)len * UINT64_C(0x9e3779b97f4a7c15));
+    return bpe__mix64(h + (uint64_t)len * BPE__GOLDEN64);
 }
 
 typedef struct {

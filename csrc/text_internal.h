@@ -228,7 +228,7 @@ static inline uint64_t bpe__word_hash(const unsigned char *w, size_t len,
                                       uint64_t head)
 {
     uint64_t h = (head ^ BPE__FNV_OFFSET) +
-                 len * UINT64_C(0x9e3779b97f4a7c15);
+                 len * BPE__GOLDEN64;
     size_t i = 8;
 
     for (; i + 8 <= len; i += 8) {
