@@ -41,6 +41,11 @@ _O200K_TRICKY = [
     " \n", "\n ", "  ", "\t\t", "12345", "١٢٣٤", "x1", " 1", "$1,000.50", "\u00a0A", "\u3000a", "\x85",
     "\U0001d400\U0001d41a", "ﬁ", "ǈǈ", "Ωmega", "ßig", "İstanbul", "\ufeff", "🙂a", " a", "\ta", "\na",
 ]
+def _assert_o200k_split_matches_regex(text):
+    cr = _cranks()
+    assert cr.split(text, cr.PRESET_O200K) == _unicode.split(regex.compile(patterns.O200K), text)
+
+
 _chars = st.characters(exclude_categories=("Cs",))
 _o200k_text = st.lists(st.one_of(st.text(_chars, max_size=6), st.sampled_from(_O200K_TRICKY),
                                  st.sampled_from(list(" \t\n\r/'sStTmMdDlLvVeErRſ0!.-aAǅʰ\u0301\u3000"))),
@@ -50,8 +55,7 @@ _o200k_text = st.lists(st.one_of(st.text(_chars, max_size=6), st.sampled_from(_O
 @settings(max_examples=2000, deadline=None, suppress_health_check=list(HealthCheck))
 @given(text=_o200k_text)
 def test_o200k_scanner_matches_regex(text):
-    cr = _cranks()
-    assert cr.split(text, cr.PRESET_O200K) == _unicode.split(regex.compile(patterns.O200K), text)
+    _assert_o200k_split_matches_regex(text)
 
 
 # The ASCII fast path of the o200k scanner (digits, punctuation, spaces and
@@ -69,8 +73,7 @@ _ascii_text = st.lists(st.one_of(st.sampled_from(_ASCII), st.sampled_from(_NEIGH
 @settings(max_examples=3000, deadline=None, suppress_health_check=list(HealthCheck))
 @given(text=_ascii_text)
 def test_o200k_scanner_ascii_paths_match_regex(text):
-    cr = _cranks()
-    assert cr.split(text, cr.PRESET_O200K) == _unicode.split(regex.compile(patterns.O200K), text)
+    _assert_o200k_split_matches_regex(text)
 
 
 def test_o200k_scanner_every_ascii_pair():

@@ -424,6 +424,16 @@ def control(rounds):
 
 # -- tables ----------------------------------------------------------------------------------------
 
+def _shown(cell, measured):
+    """A table cell: "-" when not run, its note when it has no time (IDs
+    differ, raised ...), else measured(cell)."""
+    if cell is None:
+        return "-"
+    if cell.median is None:
+        return cell.note or "-"
+    return measured(cell)
+
+
 def mbs_table(cols, rows, nbytes):
     """Markdown: MB/s and x relative to pybpe C per column."""
     lines = ["| encoder | " + " | ".join(cols) + " |", "|---|" + "---:|" * len(cols)]
@@ -431,14 +441,9 @@ def mbs_table(cols, rows, nbytes):
         shown = []
         for col in cols:
             cell = cells.get(col)
-            if cell is None:
-                shown.append("-")
-            elif cell.median is None:
-                shown.append(cell.note or "-")
-            else:
-                ref = rows[REFERENCE][col].median
-                mark = "*" if cell.threaded() else ""
-                shown.append("%.1f%s (%.2fx)" % (nbytes[col] / cell.median / 1e6, mark, ref / cell.median))
+            ref = rows[REFERENCE][col].median
+            shown.append(_shown(cell, lambda c: "%.1f%s (%.2fx)" % (
+                nbytes[col] / c.median / 1e6, "*" if c.threaded() else "", ref / c.median)))
         lines.append("| %s | %s |" % (label, " | ".join(shown)))
     return "\n".join(lines)
 
@@ -455,14 +460,8 @@ def long_table(tables):
         shown = []
         for cases in tables.values():
             for cells in cases.values():
-                cell = cells.get(label)
-                if cell is None:
-                    shown.append("-")
-                elif cell.median is None:
-                    shown.append(cell.note or "-")
-                else:
-                    once = " (1 run)" if cell.once else ""
-                    shown.append("%.1f%s" % (cell.median * 1e3, once))
+                shown.append(_shown(cells.get(label), lambda c: "%.1f%s" % (
+                    c.median * 1e3, " (1 run)" if c.once else "")))
         lines.append("| %s | %s |" % (label, " | ".join(shown)))
     return "\n".join(lines)
 
