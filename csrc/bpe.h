@@ -10,8 +10,8 @@
  * or file formats: symbols are opaque byte strings, and the caller decides
  * what the initial symbols of a word are (characters, bytes, a word with an
  * end-of-word marker...).  Its files (symtab.c, words.c, trainer.c,
- * merge.c, merger.c, pairmap.c, util.c) include this header, internal.h and
- * merge.h, nothing else.
+ * merge.c, merger.c, pairmap.c, util.c, wordpiece.c) include this header,
+ * internal.h and merge.h, nothing else.
  *
  * The C around it comes in two more layers, each with its own header:
  *   - text level, text.h: C that reads UTF-8 text -- counter.c (str.split()
@@ -214,6 +214,57 @@ int bpe_apply_merges(const bpe_merger *merger, uint32_t *symbols, size_t *n);
 int bpe_encode_words(const bpe_merger *merger, const uint32_t *symbols,
                      const size_t *offsets, size_t n_words,
                      uint32_t *out_symbols, size_t *out_offsets);
+
+/* ---------------------------------------------------------------------
+ * The WordPiece trainer (the C book's section 11.8; wordpiece.c).
+ *
+ * WordPiece learns merges bottom-up over the same word table, but each
+ * step takes the pair with the highest likelihood score
+ *     count(ab) / (count(a) * count(b))
+ * (pair and symbol counts over the current segmentation, weighted by word
+ * frequency) instead of the highest count(ab); ties go to the pair met
+ * first, as above.  Scores are compared exactly, by cross-multiplying the
+ * counts in 192-bit integers, never as floating point, so the C, its Python
+ * twin (pybpe/core/spec/wordpiece.py) and the literal reference
+ * (pybpe.reference.learn_wordpiece) agree bit for bit.  Encoding with a
+ * WordPiece vocabulary is greedy longest match, which needs no merge list.
+ * ------------------------------------------------------------------- */
+typedef struct bpe_wp_trainer bpe_wp_trainer;
+
+typedef struct {
+    uint32_t left, right;  /* the pair merged                            */
+    uint32_t merged;       /* ID of the merged token (existing or new)   */
+    uint64_t count;        /* count(left right) when it was chosen       */
+    uint64_t left_count;   /* count(left) then: the score is             */
+    uint64_t right_count;  /* count / (left_count * right_count)         */
+} bpe_wp_merge;
+
+/* Builds a trainer over a copy of `words`.  The symbol table is borrowed
+ * (it must outlive the trainer, which adds merged tokens to it).  The token
+ * a merge of (a, b) makes is a's bytes followed by b's without its leading
+ * `prefix` (prefix "##": "l" + "##o" -> "lo", "##o" + "##w" -> "##ow");
+ * b keeps all its bytes when it does not start with prefix.  The prefix is
+ * copied; prefix_len may be 0.  Every symbol of `words` must be an ID of
+ * `symtab` or BPE_NO_SYMBOL (which never pairs: the word is cut there),
+ * and min_frequency >= 1 (pairs counted fewer times are never chosen);
+ * otherwise BPE_EINVAL.  BPE_ETOOBIG when the words hold 2^32 - 1 symbols
+ * or more; BPE_EOVERFLOW when the frequencies of all symbols add up past
+ * 2^64 - 1 (no count can pass that total, so none ever overflows).
+ * Returns NULL and sets *status on failure. */
+bpe_wp_trainer *bpe_wp_trainer_new(bpe_symtab *symtab, const bpe_words *words,
+                                   uint64_t min_frequency, const char *prefix,
+                                   size_t prefix_len, int *status);
+void bpe_wp_trainer_free(bpe_wp_trainer *trainer);
+
+/* Performs up to `max_steps` merges, stopping early when the symbol table
+ * reaches `target_size` entries (checked before each merge) or when no pair
+ * with count >= min_frequency is left.  The merges are written to
+ * out[0..*n_out).  BPE_OK (*n_out < max_steps meaning training is over), or
+ * a negative status after which the trainer is marked failed and every
+ * later call returns it (the merges before the failure are in out).  Runs
+ * without the GIL: it touches only its own memory and the borrowed table. */
+int bpe_wp_trainer_run(bpe_wp_trainer *trainer, size_t target_size,
+                       size_t max_steps, bpe_wp_merge *out, size_t *n_out);
 /* cffi-end */
 
 #endif /* PYBPE_BPE_H */

@@ -32,10 +32,12 @@ _LAZY = {
     "dump_gpt2_bpe": "formats",
     "load_hf_tokenizer": "formats",
     "dump_hf_tokenizer": "formats",
+    "WordPieceTokenizer": "wordpiece",
     "patterns": None,
     "registry": None,
     "model": None,
     "reference": None,
+    "wordpiece": None,
 }
 
 

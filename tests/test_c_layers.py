@@ -22,7 +22,7 @@ CSRC = ROOT / "csrc"
 # part of it).  A new file must be placed here.
 LAYERS = {
     "core": {"bpe.h", "internal.h", "symtab.c", "words.c", "trainer.c", "merge.h", "merge.c", "merger.c",
-             "pairmap.c", "util.c"},
+             "pairmap.c", "util.c", "wordpiece.c"},
     "text": {"text.h", "text_internal.h", "counter.c", "encode_text.c", "pretok.c", "unicode_tables.inc",
              "ranks.c"},
     "py": {"py/idlists.h", "py/idlists.c"},

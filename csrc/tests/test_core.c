@@ -481,6 +481,63 @@ static void test_counts_never_wrap(void)
 }
 
 /* A word of a million "a"s: "a" * 2^k collapses in k merges, each linear. */
+/* The WordPiece trainer (wordpiece.c): the worked example of
+ * reference.learn_wordpiece -- (a, ##c) at 1/(4*1) first, then (a, ##b) at
+ * 3/(3*4) tying (d, ##b) at 1/(1*4) and winning as the first met -- scores
+ * a double cannot tell apart, counts past 2^64 - 1, bad arguments. */
+static void test_wordpiece_trainer(void)
+{
+    bpe_symtab *t = bpe_symtab_new();
+    bpe_words *w = bpe_words_new();
+    bpe_wp_trainer *tr;
+    bpe_wp_merge out[8];
+    uint32_t a = intern(t, "a"), d = intern(t, "d"), b = intern(t, "##b"), c = intern(t, "##c");
+    uint32_t ab[2], ac[2], db[2];
+    size_t n = 0, len;
+    const char *bytes;
+    int status = 0;
+
+    ab[0] = a, ab[1] = b, ac[0] = a, ac[1] = c, db[0] = d, db[1] = b;
+    CHECK(bpe_words_add(w, ab, 2, 3) == BPE_OK && bpe_words_add(w, ac, 2, 1) == BPE_OK &&
+          bpe_words_add(w, db, 2, 1) == BPE_OK);
+    tr = bpe_wp_trainer_new(t, w, 1, "##", 2, &status);
+    CHECK(tr != NULL && status == BPE_OK);
+    CHECK(bpe_wp_trainer_run(tr, 100, 8, out, &n) == BPE_OK && n == 3);
+    CHECK(out[0].left == a && out[0].right == c && out[0].count == 1 && out[0].left_count == 4 &&
+          out[0].right_count == 1);
+    CHECK(out[1].left == a && out[1].right == b && out[1].count == 3 && out[1].left_count == 3);
+    CHECK(out[2].left == d && out[2].right == b && out[2].count == 1);
+    bytes = bpe_symtab_bytes(t, out[0].merged, &len);
+    CHECK(bytes != NULL && len == 2 && memcmp(bytes, "ac", 2) == 0);  /* the prefix is dropped */
+    CHECK(bpe_wp_trainer_run(tr, 100, 8, out, &n) == BPE_OK && n == 0);
+    bpe_wp_trainer_free(tr);
+    bpe_words_free(w);
+
+    /* 1/(2^61 + 1) < 1/2^61, though both are the same double */
+    w = bpe_words_new();
+    CHECK(bpe_words_add(w, ab, 2, UINT64_C(1) << 61) == BPE_OK && bpe_words_add(w, ab, 1, 1) == BPE_OK &&
+          bpe_words_add(w, db, 2, UINT64_C(1) << 61) == BPE_OK);
+    tr = bpe_wp_trainer_new(t, w, 1, "##", 2, &status);
+    CHECK(tr != NULL && bpe_wp_trainer_run(tr, 100, 1, out, &n) == BPE_OK && n == 1);
+    CHECK(out[0].left == d && out[0].right == b);
+    bpe_wp_trainer_free(tr);
+    bpe_words_free(w);
+
+    w = bpe_words_new();  /* every count fits under the total weight: checked once */
+    CHECK(bpe_words_add(w, ab, 2, UINT64_C(1) << 63) == BPE_OK);
+    CHECK(bpe_wp_trainer_new(t, w, 1, "##", 2, &status) == NULL && status == BPE_EOVERFLOW);
+    CHECK(bpe_wp_trainer_new(t, w, 0, "##", 2, &status) == NULL && status == BPE_EINVAL);
+    bpe_words_free(w);
+    w = bpe_words_new();
+    ab[1] = 99;  /* not an ID of t */
+    CHECK(bpe_words_add(w, ab, 2, 1) == BPE_OK);
+    CHECK(bpe_wp_trainer_new(t, w, 1, "##", 2, &status) == NULL && status == BPE_EINVAL);
+    CHECK(bpe_wp_trainer_run(NULL, 100, 8, out, &n) == BPE_EINVAL);
+    bpe_wp_trainer_free(NULL);
+    bpe_words_free(w);
+    bpe_symtab_free(t);
+}
+
 static void test_trainer_long_word(void)
 {
     size_t n = 1u << 20, i, nout;
@@ -747,6 +804,7 @@ int main(void)
     RUN(test_counts_never_wrap);
     RUN(test_trainer_random);
     RUN(test_trainer_long_word);
+    RUN(test_wordpiece_trainer);
     RUN(test_merger_same_result);
     RUN(test_merger_random);
     RUN(test_merger_long_word);

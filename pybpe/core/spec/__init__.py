@@ -8,6 +8,7 @@ runs on both:
     words.py        csrc/words.c        WordTable, count_pairs, find_best_pair,
                                         merge_pair (listings 063-064, literal)
     trainer.py      csrc/trainer.c      Trainer: listing 064, incremental
+    wordpiece.py    csrc/wordpiece.c    WordPieceTrainer: section 11.8, incremental
     merger.py       csrc/merger.c       Merger: listing 065, by applicable rank
     counter.py      csrc/counter.c      WordCounter, initial symbols of words
     encode_text.py  csrc/encode_text.c  a whole text -> IDs in one call
@@ -24,10 +25,11 @@ from .merger import Merger
 from .ranks import HEAP_THRESHOLD, PRESET_CL100K, PRESET_GPT2, PRESET_O200K, RankTable, split
 from .symtab import SymbolTable
 from .trainer import Trainer
+from .wordpiece import WordPieceTrainer
 from .words import WordTable, count_pairs, find_best_pair, merge_pair
 
 __all__ = [
     "COMPILED", "NO_SYMBOL", "SymbolTable", "WordTable", "count_pairs", "find_best_pair", "merge_pair",
-    "Trainer", "Merger", "WordCounter", "UNITS",
+    "Trainer", "WordPieceTrainer", "Merger", "WordCounter", "UNITS",
     "HEAP_THRESHOLD", "PRESET_GPT2", "PRESET_CL100K", "PRESET_O200K", "split", "RankTable",
 ]
