@@ -92,6 +92,12 @@
  *     filters' loads (1.5 MB together) and the pair and token slots, each
  *     a miss of the core's 2 MB cache; the per-call caches and the filters
  *     together are ~2.9 MB for o200k.
+ *   - Long runs of one byte: the heap spent ~150-210 ms on "a" * 1,000,000
+ *     or a million spaces (cl100k, o200k).  merge.h's run engine merges a
+ *     run pairwise in one step when it is provably the heap's next steps:
+ *     ~5 ms for either (CPU time, best of 5, whole encode_ordinary call;
+ *     the scanner ~2.4 ms of it).  gpt2 has no token of several spaces, so
+ *     a million spaces are a million IDs there: ~17 ms, building the list.
  */
 #include <assert.h>
 #include <stdlib.h>
@@ -1022,6 +1028,15 @@ static uint32_t rk_rule(const void *table, uint32_t left, uint32_t right,
     return rk_pair_get((const bpe_ranks *)table, left, right, result);
 }
 
+/* A long piece of at most len / RK_RUNS_SHARE runs of one repeated byte
+ * ("a" * 1,000,000, a million spaces) is merged by merge.h's run engine, in
+ * O(runs log runs) batched steps instead of O(len log len) single ones
+ * (positions must fit its 31-bit keys).  Other long pieces (prose, CJK,
+ * random letters: about one run per byte) take the heap, whose single steps
+ * cost less than the run engine's. */
+#define RK_RUNS_SHARE 4
+#define RK_RUNS_MAX_LEN ((size_t)1 << 31)
+
 /* Merges one piece p[0..len) (len >= 2) into out; *count gets the number
  * of IDs. */
 static int rk_merge_piece(const bpe_ranks *r, const unsigned char *p, size_t len,
@@ -1035,6 +1050,18 @@ static int rk_merge_piece(const bpe_ranks *r, const unsigned char *p, size_t len
         return status;
     for (i = 0; i < len; i++)
         s->sym[i] = r->byte_part[p[i]];
+    if (len >= BPE__MERGE_HEAP_THRESHOLD && len < RK_RUNS_MAX_LEN) {
+        size_t runs = 1;
+        for (i = 1; i < len; i++)
+            runs += p[i] != p[i - 1];
+        if (runs * RK_RUNS_SHARE <= len) {
+            /* cnt and wid in prio and res, which the long paths leave alone;
+             * the heap has 3 * cap >= 2 * len + BPE__RUN_PUSHES entries */
+            n = bpe__merge_runs(rk_rule, r, s->sym, s->prio, s->res, s->next,
+                                s->prev, s->heap, 3 * s->cap, len);
+            goto done;
+        }
+    }
     if (len < BPE__MERGE_HEAP_THRESHOLD) {
         for (i = 0; i + 1 < len; i++) {
             if (r->byte_pairs) {
@@ -1049,6 +1076,7 @@ static int rk_merge_piece(const bpe_ranks *r, const unsigned char *p, size_t len
     } else
         n = bpe__merge_heap(rk_rule, r, s->sym, NULL, s->next, s->prev,
                             s->heap, len);
+done:
     for (i = 0; i < n; i++) {
         if (s->sym[i] >= r->n_tokens)
             return BPE_EINVAL; /* a byte with no token was left alone */

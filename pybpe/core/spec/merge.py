@@ -18,13 +18,18 @@ A rule returns `(priority, merged)` or None.
 """
 import heapq
 
-__all__ = ["HEAP_THRESHOLD", "byte_pair_merge", "merge_linear", "merge_by_rank", "merge_heap"]
+__all__ = ["HEAP_THRESHOLD", "RUNS_SHARE", "byte_pair_merge", "merge_linear", "merge_by_rank", "merge_heap",
+           "few_runs", "merge_runs"]
 
 # Sequences of at least this many parts are merged with the heap; shorter
 # ones with the rescan.  The C engine's BPE__MERGE_HEAP_THRESHOLD (merge.h,
 # with its measurement; tests/test_encoding.py checks the two agree), so both
 # backends take the same path on the same input.
 HEAP_THRESHOLD = 100
+
+# A long sequence of at most len / RUNS_SHARE runs of one repeated part is
+# merged by merge_runs (csrc/ranks.c: RK_RUNS_SHARE, the same test).
+RUNS_SHARE = 4
 
 # Above every merge priority (priorities are ints).
 _NO_PRIORITY = float("inf")
@@ -182,5 +187,140 @@ def merge_heap(parts, rule, born=False):
     i = 0
     while i < n:
         out.append(value[i])
+        i = nxt[i]
+    return out
+
+
+def few_runs(parts):
+    """Whether `parts` is long and made of few runs of one repeated part,
+    the pieces merge_runs is for (csrc/ranks.c: rk_merge_piece's test)."""
+    n = len(parts)
+    if n < HEAP_THRESHOLD:
+        return False
+    runs = 1 + sum(1 for a, b in zip(parts, parts[1:]) if a != b)
+    return runs * RUNS_SHARE <= n
+
+
+def merge_runs(parts, rule):
+    # Same result as merge_heap, on a run-length state (csrc/merge.h:
+    # bpe__merge_runs, where the proof is): a run is k equal parts of the
+    # same width, indexed by its first part's position.  The heap holds each
+    # run's inner pair (its first two parts, kind 0) and edge pair (its last
+    # part and the next run's first, kind 1) as (priority, 2 * position +
+    # kind), so ties go left.  An inner pair (T, T) -> U of priority p merges
+    # floor(k / 2) pairs at once when k >= 4 and the pairs that batch makes
+    # to the left of the run's next (T, T) -- (U, T), (X, U) with the
+    # previous run's part X, and (U, U) when k >= 6 -- all rank above p;
+    # otherwise one pair, like every edge pair.  For rules without creation
+    # ranks (tiktoken's, and the merge list's pair table).
+    n = len(parts)
+    sym = [None] * n
+    cnt = [0] * n
+    wid = [0] * n
+    nxt = [n] * n
+    prv = [-1] * n
+    last, i = -1, 0
+    while i < n:  # the maximal runs of the starting parts
+        j = i + 1
+        while j < n and parts[j] == parts[i]:
+            j += 1
+        sym[i], cnt[i], wid[i], prv[i], nxt[i] = parts[i], j - i, 1, last, j
+        last, i = i, j
+
+    def pair(i, kind):  # (priority, merged) of run i's pair of that kind, or None
+        if kind == 0:
+            return rule(sym[i], sym[i]) if cnt[i] >= 2 else None
+        return rule(sym[i], sym[nxt[i]]) if nxt[i] < n else None
+
+    def link(a, b):
+        if a >= 0:
+            nxt[a] = b
+        if b < n:
+            prv[b] = a
+
+    def join(i):  # joins run i with equal neighbours; returns its position
+        a = prv[i]
+        if a >= 0 and sym[a] == sym[i] and wid[a] == wid[i]:
+            cnt[a] += cnt[i]
+            link(a, nxt[i])
+            sym[i] = None
+            i = a
+        b = nxt[i]
+        if b < n and sym[b] == sym[i] and wid[b] == wid[i]:
+            cnt[i] += cnt[b]
+            link(i, nxt[b])
+            sym[b] = None
+        return i
+
+    heap = []
+
+    def push(i, kind):
+        if i >= 0 and sym[i] is not None:
+            found = pair(i, kind)
+            if found is not None:
+                heapq.heappush(heap, (found[0], 2 * i + kind))
+
+    i = 0
+    while i < n:
+        for kind in (0, 1):
+            found = pair(i, kind)
+            if found is not None:
+                heap.append((found[0], 2 * i + kind))
+        i = nxt[i]
+    heapq.heapify(heap)
+    while heap:
+        prio, key = heapq.heappop(heap)
+        i, kind = key >> 1, key & 1
+        found = pair(i, kind) if sym[i] is not None else None
+        if found is None or found[0] != prio:
+            continue  # stale
+        merged, w, k, after = found[1], wid[i], cnt[i], nxt[i]
+        j = -1
+        if kind == 0:  # inner pair (T, T) -> U
+            t, m, x = sym[i], 1, prv[i]
+
+            def above(a, b):
+                f = rule(a, b)
+                return f is None or f[0] > prio
+            if k >= 4 and above(merged, t) and (x < 0 or above(sym[x], merged)) \
+                    and (k < 6 or above(merged, merged)):
+                m = k // 2
+            sym[i], cnt[i], wid[i] = merged, m, 2 * w
+            if k > 2 * m:
+                j = i + 2 * m * w
+                sym[j], cnt[j], wid[j] = t, k - 2 * m, w
+                link(i, j)
+                link(j, after)
+                j = join(j)
+            i = join(i)
+        else:  # edge pair (last part of run i, first part of run `after`) -> Z
+            q, v, rest = i + (k - 1) * w, wid[after], cnt[after] - 1
+            beyond, v_part = nxt[after], sym[after]
+            sym[after] = None
+            left = prv[i]
+            if k > 1:
+                cnt[i] = k - 1
+                left = i
+            sym[q], cnt[q], wid[q] = merged, 1, w + v
+            link(left, q)
+            if rest > 0:
+                j = after + v
+                sym[j], cnt[j], wid[j] = v_part, rest, v
+                link(q, j)
+                link(j, beyond)
+                j = join(j)
+            else:
+                link(q, beyond)
+            i = join(q)
+        push(prv[i], 1)
+        push(i, 0)
+        push(i, 1)
+        if j >= 0 and sym[j] is not None:
+            push(j, 0)
+            push(j, 1)
+    out = []
+    i = 0
+    while i < n:
+        out.extend([sym[i]] * cnt[i])
         i = nxt[i]
     return out

@@ -13,7 +13,7 @@ from array import array
 
 from ... import _unicode, errors, patterns
 from .common import COMPILED
-from .merge import HEAP_THRESHOLD, byte_pair_merge, merge_by_rank, merge_heap
+from .merge import HEAP_THRESHOLD, byte_pair_merge, few_runs, merge_by_rank, merge_heap, merge_runs
 
 __all__ = ["HEAP_THRESHOLD", "PRESET_GPT2", "PRESET_CL100K", "PRESET_O200K", "COMPILED", "split", "RankTable"]
 
@@ -119,9 +119,13 @@ class RankTable:
         if self._finish is None:  # merge list: parts are IDs
             if None in parts:
                 raise ValueError("a byte of the text has no token in this vocabulary")
+            if few_runs(parts):
+                return merge_runs(parts, self._rule)
             return byte_pair_merge(parts, self._rule)
         if len(parts) < HEAP_THRESHOLD:
             return self._finish(merge_by_rank(parts, self._encoder.get))
+        if few_runs(parts):  # "a" * 1,000,000 (csrc/ranks.c takes the same path)
+            return self._finish(merge_runs(parts, self._rule))
         return self._finish(merge_heap(parts, self._rule))
 
     @property
