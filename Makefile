@@ -9,7 +9,7 @@ CC     ?= cc
 CWARN   = -std=c99 -pedantic -Wall -Wextra -Werror
 CSRC    = $(wildcard csrc/*.c csrc/py/*.c)
 
-.PHONY: run test bench build ctest sanitize valgrind demos fuzz faults clean
+.PHONY: run test bench bench-pretok build ctest sanitize valgrind demos fuzz faults clean
 
 run: $(STAMP)            ## train a tokenizer on the bundled corpus and show it
 	$(PY) -m pybpe demo
@@ -20,6 +20,14 @@ test: $(STAMP) ctest     ## the whole suite: C self-tests, then pytest on every 
 bench: $(STAMP)          ## pytest-benchmark: C vs Python (and peers when installed)
 	$(PY) -m pytest benchmarks -o python_files='bench_*.py' -p no:cacheprovider \
 	    --benchmark-columns=min,median,rounds --benchmark-group-by=group --benchmark-sort=name
+
+# The scanners of csrc/pretok.c alone, no Python: MB/s per pattern on FILES
+# (tools/bench_pretok.c says what is measured).
+FILES ?= ../shared/data/shakespeare.txt
+bench-pretok:
+	mkdir -p tools/bin
+	$(CC) $(CWARN) -O2 -Icsrc -o tools/bin/bench_pretok tools/bench_pretok.c csrc/pretok.c
+	tools/bin/bench_pretok $(FILES)
 
 build: $(STAMP)          ## recompile the C extension in place after editing csrc/
 	$(PY) -m pip install -q --no-build-isolation -e .

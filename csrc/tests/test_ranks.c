@@ -2,7 +2,9 @@
  * test_ranks.c -- self-tests of ranks.c and pretok.c, meant to run under
  * ASan + UBSan: known answers, the linear and heap paths against a naive
  * reference on random pieces either side of the threshold, merge-list mode,
- * hostile input to the scanners (malformed UTF-8), NULL-safe frees.
+ * hostile input to the scanners (malformed UTF-8), their word-at-a-time
+ * paths at every alignment with the text ending at its allocation's end,
+ * NULL-safe frees.
  * The Python suite (tests/test_encoding.py) checks parity with tiktoken.
  * Build: cc -std=c99 -pedantic -Wall -Wextra -Icsrc csrc/tests/test_ranks.c
  *        csrc/ranks.c csrc/pretok.c
@@ -165,6 +167,91 @@ static void test_o200k_scanner(void)
     CHECK(n == 2 && ends[0] == 5);
 }
 
+/* Splits text[0..len) copied to the end of an allocation of exactly
+ * lead + len bytes (so under ASan a read past the text's end is caught,
+ * and `lead` moves where its 8-byte words start); returns the number of
+ * pieces, with their ends in ends (room for len + 1). */
+static size_t split_alone(int pattern, const unsigned char *text, size_t len, size_t lead,
+                          size_t *ends)
+{
+    unsigned char *buf = malloc(lead + len + 1);
+    size_t n;
+    CHECK(buf != NULL);
+    if (!buf)
+        return 0;
+    memset(buf, 'x', lead);
+    memcpy(buf + lead, text, len);
+    n = bpe_pretok_split(pattern, buf + lead, len, ends);
+    free(buf);
+    return n;
+}
+
+/* The scanners' word-at-a-time paths (pretok.c reads ASCII eight bytes at
+ * once): runs of one class of every length up to three words, and seeded
+ * random texts of the characters the scanners tell apart, each at every
+ * start alignment and ending at the end of its allocation: the pieces tile
+ * the text and do not depend on the alignment.  Then known answers where a
+ * run crosses a word.  (tests/test_scanner_words.py compares the pieces
+ * with the regex module.) */
+static void test_scanner_words(void)
+{
+    static const char *units[] = {"a", "Q", "s", "L", " ", "\t", "\n", "\r", "0", ".", "'", "/",
+                                  "\xc3\xa9", "\xe3\x80\x80", "\xcc\x81", "\xc2\x85"};
+    const size_t n_units = sizeof units / sizeof units[0];
+    unsigned char text[200];
+    size_t ends[201], first[201], n, n0, len, lead, k, u, trial;
+    uint64_t seed = 12345;
+    int mode;
+    for (trial = 0; trial < n_units * 24 + 3000; trial++) {
+        len = 0;
+        if (trial < n_units * 24) { /* unit trial / 24, repeated 1..24 times */
+            for (k = 0; k <= trial % 24; k++) {
+                memcpy(text + len, units[trial / 24], strlen(units[trial / 24]));
+                len += strlen(units[trial / 24]);
+            }
+        } else { /* up to 40 random units */
+            seed = seed * UINT64_C(6364136223846793005) + UINT64_C(1442695040888963407);
+            for (k = (seed >> 33) % 41; k > 0; k--) {
+                seed = seed * UINT64_C(6364136223846793005) + UINT64_C(1442695040888963407);
+                u = (seed >> 33) % n_units;
+                memcpy(text + len, units[u], strlen(units[u]));
+                len += strlen(units[u]);
+            }
+        }
+        for (mode = BPE_PRETOK_GPT2; mode <= BPE_PRETOK_O200K; mode++) {
+            n0 = split_alone(mode, text, len, 0, first);
+            CHECK(n0 <= len && (len == 0 ? n0 == 0 : first[n0 - 1] == len));
+            for (k = 0; k < n0; k++)
+                CHECK(first[k] > (k ? first[k - 1] : 0) && first[k] <= len);
+            for (lead = 1; lead < 8; lead++) {
+                n = split_alone(mode, text, len, lead, ends);
+                CHECK(n == n0 && memcmp(ends, first, n * sizeof *ends) == 0);
+            }
+        }
+    }
+    {
+        const unsigned char *s = (const unsigned char *)"abcdefghijklmnopq 0123456789";
+        n = split_alone(BPE_PRETOK_GPT2, s, 28, 3, ends);
+        CHECK(n == 2 && ends[0] == 17 && ends[1] == 28);
+        for (mode = BPE_PRETOK_CL100K; mode <= BPE_PRETOK_O200K; mode++) {
+            n = split_alone(mode, s, 28, 5, ends);
+            CHECK(n == 6 && ends[0] == 17 && ends[1] == 18 && ends[2] == 21 && ends[5] == 28);
+        }
+        s = (const unsigned char *)"a  \n\n  b";
+        n = split_alone(BPE_PRETOK_GPT2, s, 8, 0, ends);
+        CHECK(n == 3 && ends[0] == 1 && ends[1] == 6);
+        n = split_alone(BPE_PRETOK_O200K, s, 8, 0, ends);
+        CHECK(n == 4 && ends[1] == 5 && ends[2] == 6);
+        s = (const unsigned char *)"x          y";
+        n = split_alone(BPE_PRETOK_CL100K, s, 12, 7, ends);
+        CHECK(n == 3 && ends[0] == 1 && ends[1] == 10);
+        s = (const unsigned char *)"HTTPServerHandler'S";
+        CHECK(split_alone(BPE_PRETOK_GPT2, s, 19, 1, ends) == 3 && ends[0] == 17);
+        CHECK(split_alone(BPE_PRETOK_CL100K, s, 19, 2, ends) == 2 && ends[0] == 17);
+        CHECK(split_alone(BPE_PRETOK_O200K, s, 19, 6, ends) == 2 && ends[0] == 10);
+    }
+}
+
 /* Batches: each text encoded alone; the piece cache (pieces that are not one
  * token, repeated) gives what merging gives. */
 static void test_batch_and_cache(void)
@@ -216,6 +303,7 @@ int main(void)
     test_merge_list();
     test_heap_matches_naive();
     test_scanners();
+    test_scanner_words();
     bpe_ranks_free(NULL);
     if (failures == 0)
         printf("test_ranks: all passed\n");
