@@ -259,6 +259,12 @@ class BPETokenizer(Tokenizer):
         merges, counts = [], []
         chunk, start, last_shown = 16, time.perf_counter(), 0.0
         expected = max(target - len(symtab), 0)
+        # On a terminal the line is redrawn in place; in a log file or a pipe
+        # it is a plain line now and then, with no "\r" or terminal codes.
+        tty = progress and _isatty(sys.stderr)
+        every = 0.1 if tty else _PLAIN_PROGRESS_SECONDS
+        if not tty:
+            last_shown = start  # the first plain line after `every`, not at once
         while True:
             t0 = time.perf_counter()
             done = trainer.run(target, chunk)
@@ -267,23 +273,24 @@ class BPETokenizer(Tokenizer):
             counts.extend(m[3] for m in done)
             if time.perf_counter() - t0 < _CHUNK_SECONDS:
                 chunk = min(chunk * 2, _MAX_CHUNK)
-            if progress and (finished or time.perf_counter() - last_shown > 0.1):
+            if progress and (finished or time.perf_counter() - last_shown > every):
                 last_shown = time.perf_counter()
-                self._show_progress(symtab, merges, expected, last_shown - start)
+                self._show_progress(symtab, merges, expected, last_shown - start, tty)
             if finished:
                 break
-        if progress:
+        if tty:
             sys.stderr.write("\n")
         return merges, counts
 
-    def _show_progress(self, symtab, merges, expected, seconds):
+    def _show_progress(self, symtab, merges, expected, seconds, tty):
         rate = len(merges) / seconds if seconds > 0 else 0.0
         last = ""
         if merges:
             a, b, _, count = merges[-1]
             last = "  last %r + %r (%d)" % (self.flavour.from_bytes(symtab.token(a)),
                                             self.flavour.from_bytes(symtab.token(b)), count)
-        sys.stderr.write("\rmerges %d/%d  %.0f/s%s\x1b[K" % (len(merges), expected, rate, last[:60]))
+        line = "merges %d/%d  %.0f/s%s" % (len(merges), expected, rate, last[:60])
+        sys.stderr.write("\r%s\x1b[K" % line if tty else line + "\n")
         sys.stderr.flush()
 
     # -- encoding ----------------------------------------------------------------
@@ -535,6 +542,15 @@ _SCANNED = {patterns.GPT2: "PRESET_GPT2", patterns.GPT2_POSSESSIVE: "PRESET_GPT2
 # progress line and a KeyboardInterrupt check happen between calls.
 _CHUNK_SECONDS = 0.05
 _MAX_CHUNK = 1 << 16
+# Progress not on a terminal: one plain line this often (and one at the end).
+_PLAIN_PROGRESS_SECONDS = 5.0
+
+
+def _isatty(stream):
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # no isatty, or a closed stream
+        return False
 
 
 def load(path, *, backend=None):

@@ -1,0 +1,54 @@
+"""`pybpe count`: how many tokens each file is, like `wc`.
+
+One line per file -- the token count, right-aligned, then the name -- and a
+total line when there are several, as `wc` prints them.  Each file is
+encoded as one whole text (what a model would be given); text that spells a
+special token counts as that text unless --special.  With no file, or "-",
+stdin is counted.
+"""
+import sys
+
+from ._common import UsageError, add_tokenizer_options, read_text, tokenizer_from_args
+
+EXAMPLES = """\
+examples:
+  pybpe count gpt2 README.md                  tokens of one file under gpt2
+  pybpe count --encoding o200k_base *.txt     a line per file and a total
+  pybpe count -t tok.json -w notes.txt        with words and bytes, and tokens per word
+  cat notes.txt | pybpe count cl100k_base
+"""
+
+
+def add_parsers(sub, common):
+    p = sub.add_parser("count", parents=[common], help="count the tokens of files, like wc",
+                       description=__doc__.split("\n\n")[1].replace("\n", " "), epilog=EXAMPLES)
+    p.add_argument("args", nargs="*", metavar="FILE",
+                   help="files to count ([TOKENIZER] FILE... without -t or -e); none or - for stdin")
+    add_tokenizer_options(p)
+    p.add_argument("-w", "--words", action="store_true",
+                   help="also print words (whitespace-separated) and bytes, and tokens per word")
+    p.add_argument("--special", action="store_true",
+                   help="text that spells a special token counts as that one token")
+    p.set_defaults(run=run)
+
+
+def run(args):
+    tok, paths = tokenizer_from_args(args, args.args)
+    paths = paths or ["-"]
+    if paths.count("-") > 1:
+        raise UsageError("stdin (-) can be read once only")
+    rows = []
+    for path in paths:
+        text = read_text(path)
+        rows.append((len(tok.encode(text, args.special)), len(text.split()), len(text.encode("utf-8")),
+                     "" if path == "-" and len(paths) == 1 else path))
+    if len(rows) > 1:
+        rows.append(tuple(sum(r[k] for r in rows) for k in range(3)) + ("total",))
+    width = max(len(str(n)) for row in rows for n in (row[:3] if args.words else row[:1]))
+    for tokens, words, size, name in rows:
+        line = "%*d" % (width, tokens)
+        if args.words:
+            per_word = "%.2f" % (tokens / words) if words else "-"
+            line += " %*d %*d %6s" % (width, words, width, size, per_word)
+        sys.stdout.write((line + " " + name).rstrip() + "\n")
+    return 0
