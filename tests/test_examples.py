@@ -1,6 +1,6 @@
-"""The book companion: csrc/examples (Chapter 11 listings 061-066) and the chapter trace.
+"""The book companion: csrc/examples (Chapter 11 listings 061-066, section 11.8's 067) and the chapter trace.
 
-The six C programs are built against the core -- through their Makefile when
+The seven C programs are built against the core -- through their Makefile when
 `make` exists, straight with the C compiler otherwise -- into a temporary
 folder, run, and their output is checked against answers worked out *here*:
 by hand for 061/062/065/066, with pybpe.reference (the literal algorithm) for
@@ -21,11 +21,12 @@ import pytest
 
 import pybpe
 from pybpe import core as backends, reference
+from pybpe.examples import wordpiece_vs_bpe
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "csrc" / "examples"
 PROGRAMS = ["061_char_tokenizer", "062_word_tokenizer", "063_bpe_trace",
-            "064_bpe_training", "065_apply_merges", "066_pipeline"]
+            "064_bpe_training", "065_apply_merges", "066_pipeline", "067_wordpiece"]
 CWARN = ["-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-O2"]
 
 
@@ -284,6 +285,67 @@ def test_make_run_shows_every_program_in_order(bin_dir):
     assert done.returncode == 0, done.stderr
     banners = re.findall(r"^======== (\S+) ========$", done.stdout, re.M)
     assert banners == PROGRAMS
+
+
+# -- 067: BPE beside WordPiece (the C book's section 11.8) ------------------------------------
+
+MERGE_ROW = re.compile(r"^\s+\d+  \((.+?), (.+?)\) (\d+)\s+\((.+?), (.+?)\) (\d+)/\((\d+)\*(\d+)\) = ", re.M)
+
+
+def test_067_first_merges_are_the_literal_algorithms(bin_dir):
+    out = run(bin_dir, "067_wordpiece")
+    rows = [(a, b, int(n), c, d, int(m), int(ca), int(cb)) for a, b, n, c, d, m, ca, cb in MERGE_ROW.findall(out)]
+    assert len(rows) == 8
+    words = Counter(wordpiece_vs_bpe.TRAIN_TEXT.split())
+    chars = sorted(set("".join(words)))
+    table = [(list(w) + ["_"], f) for w, f in words.items()]
+    _, bpe = reference.learn(table, ["<UNK>"] + chars + ["_"], 40)
+    expected_bpe = []
+    for pair in bpe[:8]:  # each merge's count, replayed on the word table
+        expected_bpe.append(pair + (pair_counts(table)[pair],))
+        table = [(reference.merge_word(s, pair, pair[0] + pair[1]), f) for s, f in table]
+    wp_table = [((w[0],) + tuple("##" + c for c in w[1:]), f) for w, f in words.items()]
+    base = ["[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]"] + chars + sorted({"##" + c for w in words for c in w[1:]})
+    _, wp = reference.learn_wordpiece(wp_table, base, 40)
+    assert [r[:3] for r in rows] == expected_bpe
+    assert [r[3:] for r in rows] == list(wp[:8])
+    assert rows[0][:3] == ("e", "s", 9) and rows[0][3:5] == ("w", "##i")  # frequent vs. always together
+
+
+def _without_timing(text):
+    return [line.rstrip() for line in text.strip().split("\n") if not line.startswith("training time")]
+
+
+@pytest.mark.parametrize("corpus", ["built-in", "hamlet"])
+def test_067_figures_equal_the_python_comparison(bin_dir, tmp_path, corpus):
+    # The same corpus through pybpe's Python API on the pure-Python backend
+    # (WordPieceTokenizer, BPETokenizer with marker "_", greedy matching in
+    # Python): every line but the timing is the same.
+    if corpus == "built-in":
+        args, vocab = [], wordpiece_vs_bpe.DEFAULT_VOCAB
+        train_text, held_text = wordpiece_vs_bpe.TRAIN_TEXT, wordpiece_vs_bpe.HELD_TEXT
+    else:  # an ASCII corpus (067 cuts bytes; BERT's rules agree on ASCII)
+        text = "".join((ROOT / "pybpe" / "data" / "hamlet.txt").read_text(encoding="utf-8").splitlines(True)[:2500])
+        assert text.isascii()
+        path = tmp_path / "corpus.txt"
+        path.write_text(text, encoding="utf-8")
+        args, vocab = [str(path), "300"], 300
+        train_text, held_text = wordpiece_vs_bpe.split_held_out(text)
+    done = subprocess.run([str(bin_dir / "067_wordpiece"), *args], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    source = args[0] if args else "built-in"
+    expected = wordpiece_vs_bpe.report(wordpiece_vs_bpe.compare(train_text, held_text, vocab, backend="python"),
+                                       source, vocab)
+    assert _without_timing(done.stdout) == _without_timing(expected)
+    assert re.search(r"^training time \(CPU\)\s+\d+\.\d{3}s\s+\d+\.\d{3}s$", done.stdout, re.M)
+
+
+def test_067_bad_arguments(bin_dir, tmp_path):
+    done = subprocess.run([str(bin_dir / "067_wordpiece"), str(tmp_path / "absent.txt")],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and "cannot read" in done.stderr
+    done = subprocess.run([str(bin_dir / "067_wordpiece"), "x", "0"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "usage" in done.stderr
 
 
 # -- TinyTorch's chapter trace in Python ----------------------------------------------------
