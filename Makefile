@@ -40,7 +40,7 @@ $(STAMP): pyproject.toml setup.py pybpe/_build.py $(CSRC) $(wildcard csrc/*.h cs
 	touch $@
 
 # C self-tests of the core, warning-clean as C99, under ASan + UBSan.
-CTESTS    = test_core test_ranks test_text test_idlists
+CTESTS    = test_core test_ranks test_text test_idlists test_pretok_paths
 SANFLAGS  = -g -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 csrc/tests/bin/%: csrc/tests/%.c csrc/tests/check.h $(CSRC) $(wildcard csrc/*.h csrc/*.inc csrc/py/*.h)
 	mkdir -p $(dir $@)

@@ -1,0 +1,134 @@
+/*
+ * test_pretok_paths.c -- the scanners' portable path against the path the
+ * compiler builds by default (with SSE2 where there is SSE2), in one
+ * program, under ASan + UBSan.
+ *
+ * pretok.c looks for runs of one class sixteen bytes at a time with vector
+ * instructions when it may, eight at a time in portable C99 otherwise, and
+ * BPE_PRETOK_PORTABLE forces the portable path.  This file compiles a second
+ * copy of pretok.c with that macro and its public functions renamed
+ * (portable_pretok_*), links the ordinary copy beside it, and asks both to
+ * cut the same texts: runs of every class and length up to 40 (more than
+ * two vectors), with the characters the scanners single out around them,
+ * and seeded random texts -- each text at the end of an allocation of its
+ * exact size, so a read past its end is an ASan error.  Where the machine
+ * has no vector path both copies are the portable one and the test still
+ * checks that they tile every text.  tests/test_scanner_words.py compares
+ * the default path with the regex module.
+ * Build: cc -std=c99 -pedantic -Wall -Wextra -Icsrc
+ *        csrc/tests/test_pretok_paths.c csrc/[a-z]*.c
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "text.h"
+#include "check.h"
+
+/* The portable copy, under other names (text.h is already included, so
+ * its declarations keep the real names). */
+#define BPE_PRETOK_PORTABLE 1
+#define bpe_pretok_next portable_pretok_next
+#define bpe_pretok_split portable_pretok_split
+#define bpe_pretok_classes portable_pretok_classes
+size_t portable_pretok_next(int pattern, const unsigned char *text, size_t len, size_t pos);
+size_t portable_pretok_split(int pattern, const unsigned char *text, size_t len, size_t *ends);
+void portable_pretok_classes(unsigned long first, size_t n, unsigned char *out);
+#include "../pretok.c"
+#undef bpe_pretok_next
+#undef bpe_pretok_split
+#undef bpe_pretok_classes
+
+#define MAX_TEXT 400
+
+/* Both copies cut text[0..len), copied to the end of an exact allocation,
+ * the same way, into pieces that tile it. */
+static void same_cuts(const unsigned char *text, size_t len)
+{
+    static size_t ends[MAX_TEXT + 1], portable[MAX_TEXT + 1];
+    unsigned char *buf = malloc(len ? len : 1); /* exactly the text */
+    size_t n, m, k;
+    int mode;
+    CHECK(buf != NULL);
+    if (!buf)
+        return;
+    memcpy(buf, text, len);
+    for (mode = BPE_PRETOK_GPT2; mode <= BPE_PRETOK_O200K; mode++) {
+        n = bpe_pretok_split(mode, buf, len, ends);
+        m = portable_pretok_split(mode, buf, len, portable);
+        CHECK(n == m && memcmp(ends, portable, n * sizeof *ends) == 0);
+        CHECK(len == 0 ? n == 0 : n > 0 && ends[n - 1] == len);
+        for (k = 1; k < n; k++)
+            CHECK(ends[k] > ends[k - 1]);
+    }
+    free(buf);
+}
+
+static void test_runs(void)
+{
+    /* each unit repeated 1..40 times, alone, after a word and before each
+     * unit (the end of the text included) */
+    static const char *units[] = {"a", "Z", "aB", "0", " ", "\t", "\n", "\r\n", ".", "'", "/", "\x01",
+                                  "\x08", "\x0e", "\x1f", "!", "@", "[", "`", "{", "\x7f", "9",
+                                  "\xc3\xa9", "\xc3\x89", "\xe3\x80\x80", "\xcc\x81", "\xd9\xa3",
+                                  "\xe6\xbc\xa2", "\xc2\xa0"};
+    const size_t n_units = sizeof units / sizeof units[0];
+    unsigned char text[MAX_TEXT];
+    size_t u, v, reps, len, k;
+    for (u = 0; u < n_units; u++)
+        for (reps = 1; reps <= 40; reps++)
+            for (v = 0; v <= n_units; v++) {
+                const char *lead = v % 2 ? "x" : " it";
+                len = strlen(lead);
+                memcpy(text, lead, len);
+                for (k = 0; k < reps; k++) {
+                    memcpy(text + len, units[u], strlen(units[u]));
+                    len += strlen(units[u]);
+                }
+                if (v < n_units) {
+                    memcpy(text + len, units[v], strlen(units[v]));
+                    len += strlen(units[v]);
+                }
+                same_cuts(text, len);
+                same_cuts(text + strlen(lead), len - strlen(lead));
+            }
+}
+
+static void test_random(void)
+{
+    /* runs of random length of random units, seeded */
+    static const char *units[] = {"a", "Q", "s", "L", " ", "\t", "\n", "\r", "0", ".", "'", "/",
+                                  "\xc3\xa9", "\xe3\x80\x80", "\xcc\x81", "\xc2\x85", "\xf0\x9f\x99\x82"};
+    const size_t n_units = sizeof units / sizeof units[0];
+    unsigned char text[MAX_TEXT];
+    uint64_t seed = 2024;
+    size_t trial, len, runs, reps;
+    for (trial = 0; trial < 20000; trial++) {
+        len = 0;
+        for (runs = 0; runs < 8; runs++) {
+            const char *unit;
+            seed = seed * UINT64_C(6364136223846793005) + UINT64_C(1442695040888963407);
+            unit = units[(seed >> 33) % n_units];
+            for (reps = (seed >> 20) % 24; reps > 0 && len + 4 <= MAX_TEXT; reps--) {
+                memcpy(text + len, unit, strlen(unit));
+                len += strlen(unit);
+            }
+        }
+        same_cuts(text, len);
+    }
+}
+
+int main(void)
+{
+    RUN(test_runs);
+    RUN(test_random);
+    if (failures == 0)
+        printf("test_pretok_paths: all passed (%s)\n",
+#if defined(__SSE2__) && defined(__GNUC__)
+               "SSE2 path against the portable one"
+#else
+               "no vector path here: portable in both copies"
+#endif
+        );
+    return failures != 0;
+}
