@@ -81,7 +81,8 @@ def test_every_command_has_help_with_examples_and_every_option_help_text():
     parser = build_parser()
     sub = next(a for a in parser._actions if a.choices and isinstance(a.choices, dict))
     commands = set(sub.choices)
-    assert commands == {"demo", "train", "encode", "decode", "count", "stats", "inspect", "convert", "bench"}
+    assert commands == {"demo", "train", "encode", "decode", "count", "stats", "inspect", "convert", "bench",
+                        "wordpiece"}
     for name, command in sub.choices.items():
         for action in command._actions:
             assert action.help, "pybpe %s %s has no help text" % (name, action.option_strings or action.dest)

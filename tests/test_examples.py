@@ -346,6 +346,10 @@ def test_067_bad_arguments(bin_dir, tmp_path):
     assert done.returncode == 1 and "cannot read" in done.stderr
     done = subprocess.run([str(bin_dir / "067_wordpiece"), "x", "0"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "usage" in done.stderr
+    one_line = tmp_path / "one.txt"
+    one_line.write_text("a b c\n")
+    done = subprocess.run([str(bin_dir / "067_wordpiece"), str(one_line)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and "no held-out words" in done.stderr
 
 
 # -- TinyTorch's chapter trace in Python ----------------------------------------------------

@@ -357,3 +357,34 @@ def test_bad_files_are_format_errors(tmp_path):
     bad.write_text("{not json")
     with pytest.raises(pybpe.FormatError, match="not valid JSON"):
         WordPieceTokenizer.load(bad)
+
+
+# -- the command (section 11.8's comparison) ---------------------------------------------------
+
+def _pybpe(*args):
+    import subprocess
+    import sys
+    return subprocess.run([sys.executable, "-m", "pybpe", *args], capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_wordpiece_command_prints_the_comparison(backend):
+    from pybpe.examples import wordpiece_vs_bpe as cmp
+
+    done = _pybpe("wordpiece", "--backend", backend)
+    assert done.returncode == 0, done.stderr
+    expected = cmp.report(cmp.compare(cmp.TRAIN_TEXT, cmp.HELD_TEXT, cmp.DEFAULT_VOCAB, backend="python"))
+    strip = [line for line in expected.splitlines() if not line.startswith("training time")]
+    assert [line for line in done.stdout.splitlines() if not line.startswith("training time")] == strip
+    assert "(w, ##i) 3/(3*3) = 0.3333" in done.stdout and "(e, s) 9" in done.stdout
+
+
+def test_wordpiece_command_errors(tmp_path):
+    done = _pybpe("wordpiece", "--vocab-size", "0")
+    assert done.returncode == 1 and "--vocab-size" in done.stderr
+    done = _pybpe("wordpiece", str(tmp_path / "absent.txt"))
+    assert done.returncode == 2 and "absent.txt" in done.stderr
+    one = tmp_path / "one.txt"
+    one.write_text("a b c\n")
+    done = _pybpe("wordpiece", str(one))
+    assert done.returncode == 2 and "no words to measure" in done.stderr

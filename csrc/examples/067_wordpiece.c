@@ -404,8 +404,11 @@ int main(int argc, char **argv)
             goto cleanup;
         wordpiece_encode(sw, &w, &twp);
     }
-    if (status != BPE_OK || held_words == 0) {
-        status = held_words == 0 ? BPE_EINVAL : status;  /* nothing held out to measure */
+    if (status != BPE_OK)
+        goto cleanup;
+    if (held_words == 0) {
+        fprintf(stderr, "error: no held-out words to measure (a file's last tenth of lines is held out)\n");
+        status = BPE_EINVAL;
         goto cleanup;
     }
 
@@ -441,5 +444,7 @@ cleanup:
     bpe_symtab_free(c.ids);
     free(c.freq);
     free(file);
+    if (status != BPE_OK && held_words == 0 && status == BPE_EINVAL)
+        return 1;  /* (said above) */
     return status == BPE_OK ? 0 : book_fail("067_wordpiece", status);
 }

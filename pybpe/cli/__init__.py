@@ -2,7 +2,7 @@
 
 One module per command or pair of commands, each adding its own subparser
 (add_parser) and running it (run): demo, train, encode / decode (codec),
-count, stats, inspect, convert, bench.  What they share -- the tokenizer
+count, stats, inspect, convert, bench, wordpiece.  What they share -- the tokenizer
 options, reading inputs, safe outputs, progress, errors -- is _common.py.
 
 main() is the one place that turns failures into exit codes, each reported
@@ -21,10 +21,10 @@ import sys
 
 from .. import __version__, backend
 from ..errors import FormatError, PatternTimeout
-from . import bench, codec, convert, count, demo, inspection, stats, train
+from . import bench, codec, convert, count, demo, inspection, stats, train, wordpiece
 from ._common import CLIError, UsageError
 
-COMMANDS = (demo, train, codec, count, stats, inspection, convert, bench)
+COMMANDS = (demo, train, codec, count, stats, inspection, convert, bench, wordpiece)
 
 EXAMPLES = """\
 examples:
