@@ -5,10 +5,13 @@
  *
  * Mirrors pybpe/core/spec/ranks.py, which is its specification: same
  * tables, same results.  The merging itself is merge.h's engine (the loop,
- * the heap and the threshold between them, shared with merger.c).  Left
- * out on purpose: a cache shared between calls (it would be mutable state
- * shared by threads) -- the piece cache lives in one call's scratch -- and
- * any knowledge of Unicode: pieces are cut by pretok.c or arrive cut.
+ * the heap and the threshold between them, shared with merger.c).  What it
+ * learns about pieces goes into a piece cache (piece_cache.h): the
+ * caller's, which lives across calls (bpe_ranks_encode_cached), or one of
+ * the call's own.  Left out on purpose: a cache inside the table (shared
+ * mutable state; the table stays read-only, so threads share it without a
+ * lock) and any knowledge of Unicode: pieces are cut by pretok.c or arrive
+ * cut.
  *
  * Performance notes and dead ends (single thread, shared 2-core machine, so
  * +-30%):
@@ -24,12 +27,17 @@
  *     chapter's merger.c; rk_rule is what this file gives it.
  *   - Rejected: a per-table cache of encoded pieces.  It would be mutable
  *     state shared by threads running without the GIL (a lock would cost
- *     more than it saves).  Instead each call has a small direct-mapped
- *     cache whose entries point into the call's own text and output (see
- *     rk_cache_entry): whole-piece lookup answers ~90% of Shakespeare's
- *     pieces, the cache most of the rest; encode_text went ~17 -> ~20 MB/s
- *     (gpt2, noisy machine).  It pays most on text whose pieces are rarely
- *     single tokens (other scripts).
+ *     more than it saves).  So each call had a small direct-mapped cache
+ *     whose entries pointed into the call's own text and output: whole-piece
+ *     lookup answers ~90% of Shakespeare's pieces, the cache most of the
+ *     rest; encode_text went ~17 -> ~20 MB/s (gpt2, noisy machine).  But a
+ *     call starts cold, and a call of 200 bytes sees nearly every piece for
+ *     the first time.  Now the cache is an object of the caller's
+ *     (piece_cache.h, bpe_ranks_encode_cached), holding the IDs themselves,
+ *     one per thread on the Python side: still no shared mutable state, no
+ *     lock, and the table stays read-only.  Calls without one get a cache
+ *     of their own, sized to the text, as before.  Measured (CPU time, C
+ *     alone, o200k, interleaved processes): see piece_cache.c.
  *   - Batches: bpe_ranks_encode_batch takes many texts end to end and
  *     returns one flat ID array, so a batch is one GIL-free call per slice
  *     instead of one call (and one output allocation) per text.
@@ -105,6 +113,7 @@
 
 #include "text_internal.h"
 #include "merge.h"
+#include "piece_cache.h"
 
 /* ranks.h publishes the merge engine's threshold for the Python side. */
 typedef char rk_threshold_is_the_engines
@@ -891,108 +900,49 @@ static uint32_t rk_id(const bpe_ranks *r, uint32_t k)
     return r->ids_are_indices ? k : r->ids[k];
 }
 
-/*
- * The piece cache.  Real text repeats its pieces (Zipf), and a piece that is
- * not one token costs a merge loop every time it comes back.  The cache
- * remembers recent such pieces *of the current call*: an entry points at the
- * piece's first occurrence in the caller's text and at the IDs already
- * written for it in the caller's output, both of which stay put for the
- * whole call, so nothing is copied and nothing outlives the call.  That keeps
- * the table free of shared mutable state (threads run without the GIL).
- * Direct-mapped: a new piece simply overwrites its slot.  An entry with
- * len == 0 is empty.  32 bytes, two entries per cache line: positions are
- * 32-bit (a piece past 4 GiB of text or output is not cached), where
- * size_t positions made 40-byte entries, one in three straddling two lines,
- * and a 640 KB cache for o200k (now 512 KB) competing with the hot-token
- * cache and the filters for the core's 2 MB.
- */
-typedef struct {
-    uint64_t head, tail;       /* rk_key: no look at the text up to 16 bytes */
-    uint32_t text_pos, out_pos;
-    uint32_t len, count;
-} rk_cache_entry;
+/* Pieces merged with the scratch's own arrays (no allocation): every piece
+ * a cache can hold, and most others.  Per call, a malloc and free of six
+ * arrays was a tenth of the cost of encoding a text of 200 bytes. */
+#define RK_SMALL_PIECE BPE__PC_LONG_BYTES
 
-/*
- * The hot-token cache, in front of the token table: short pieces (up to 8
- * bytes) that this call found to be whole tokens, with their IDs, held in
- * the entry itself.  Text repeats a few thousand such pieces most of the
- * time, and this small array stays in the core's own cache where the token
- * table (8 MB for o200k) cannot: o200k on prose spent a quarter of its time
- * on the token table's cache misses.  Direct-mapped; len == 0 is empty.
- */
-typedef struct {
-    uint64_t head;  /* the piece's bytes, zero-padded (rk_head) */
-    uint32_t len, id;
-} rk_hot_entry;
-
-/* The same for whole tokens of 9 to 16 bytes (" understanding"), which
- * otherwise went to the token table (a cache miss) and compared their bytes
- * there every time: 9,600 of the 476,000 pieces of 2 MB of Shakespeare.  A
- * separate, smaller array, so the short tokens keep their 16-byte entries. */
-typedef struct {
-    uint64_t head, tail;  /* rk_key */
-    uint32_t len, id;
-} rk_hot16_entry;
-
-/* rk_hot16_entry slots per rk_hot_entry slot: Shakespeare has ~1,800
- * distinct such tokens against ~8,300 of up to 8 bytes. */
-#define RK_HOT16_SHARE 4
-
-/* Slots in the piece cache (and the hot-token cache); sized down for short
- * texts so a call on a handful of bytes does not pay for clearing it.
- * Measured on Shakespeare (gpt2): 1024 slots catch most repeats, 4096 a few
- * percent more.  With o200k, merging the pieces the cache misses is half
- * the time on Shakespeare; 16384 slots cut those merges by a fifth (27,600
- * -> 21,400 per 2 MB) and gained ~10% there (C alone, interleaved A/B
- * runs); 65536 gained nothing more. */
-#define RK_CACHE_MAX 16384
-#define RK_CACHE_MIN 64
-/* Pieces longer than this are not cached (they rarely repeat). */
-#define RK_CACHE_MAX_PIECE 64
-
-/* Per-call working memory, grown to the longest piece seen. */
+/* Per-call working memory for merging, grown to the longest piece seen
+ * (beyond RK_SMALL_PIECE bytes; below, the arrays inside it are used). */
 typedef struct {
     size_t cap;
     uint32_t *sym, *prio, *res, *next, *prev;
     bpe__heap_entry *heap;
-    rk_cache_entry *cache; /* NULL until the first piece that needs merging */
-    size_t cache_mask, cache_want;
-    rk_hot_entry *hot;     /* NULL until the first piece that is a whole token */
-    rk_hot16_entry *hot16; /* cache_want / RK_HOT16_SHARE slots; NULL until needed */
+    uint32_t small[5][RK_SMALL_PIECE];
+    bpe__heap_entry small_heap[3 * RK_SMALL_PIECE];
 } rk_scratch;
 
-static void rk_scratch_init(rk_scratch *s, size_t text_len)
+static void rk_scratch_use_small(rk_scratch *s)
 {
-    size_t want = RK_CACHE_MIN;
-    memset(s, 0, sizeof *s);
-    while (want < RK_CACHE_MAX && want * 32 < text_len)
-        want *= 2;
-    s->cache_want = want;
+    s->sym = s->small[0];
+    s->prio = s->small[1];
+    s->res = s->small[2];
+    s->next = s->small[3];
+    s->prev = s->small[4];
+    s->heap = s->small_heap;
+    s->cap = RK_SMALL_PIECE;
 }
 
+static void rk_scratch_init(rk_scratch *s)
+{
+    rk_scratch_use_small(s);
+}
+
+/* Frees what the scratch allocated (it is then back on its small arrays). */
 static void rk_scratch_free(rk_scratch *s)
 {
-    free(s->sym);
-    free(s->prio);
-    free(s->res);
-    free(s->next);
-    free(s->prev);
-    free(s->heap);
-    s->sym = s->prio = s->res = s->next = s->prev = NULL;
-    s->heap = NULL;
-    s->cap = 0;
-}
-
-/* Frees everything, the cache included. */
-static void rk_scratch_done(rk_scratch *s)
-{
-    rk_scratch_free(s);
-    free(s->cache);
-    free(s->hot);
-    free(s->hot16);
-    s->cache = NULL;
-    s->hot = NULL;
-    s->hot16 = NULL;
+    if (s->sym != s->small[0]) {
+        free(s->sym);
+        free(s->prio);
+        free(s->res);
+        free(s->next);
+        free(s->prev);
+        free(s->heap);
+    }
+    rk_scratch_use_small(s);
 }
 
 static int rk_scratch_reserve(rk_scratch *s, size_t n)
@@ -1010,7 +960,13 @@ static int rk_scratch_reserve(rk_scratch *s, size_t n)
     s->prev = malloc(cap * sizeof *s->prev);
     s->heap = malloc(3 * cap * sizeof *s->heap);
     if (!s->sym || !s->prio || !s->res || !s->next || !s->prev || !s->heap) {
-        rk_scratch_free(s);
+        free(s->sym);
+        free(s->prio);
+        free(s->res);
+        free(s->next);
+        free(s->prev);
+        free(s->heap);
+        rk_scratch_use_small(s);
         return BPE_ENOMEM;
     }
     s->cap = cap;
@@ -1088,19 +1044,17 @@ done:
 
 /* Encodes the piece text[pos..pos+len) to out[produced..]; *count gets the
  * number of IDs.  text[0..text_len) is the whole buffer (rk_key_of may read
- * up to 8 bytes of it at once).  Order of attempts: one byte; the whole
- * piece as one token (tiktoken's rule), asking the hot-token caches first;
- * the cache of this call's earlier pieces; merging. */
+ * up to 8 bytes of it at once).  Order of attempts: one byte; the piece
+ * cache (piece_cache.h), whose tok table rk_encode_piece has asked already;
+ * the whole piece as one token (tiktoken's rule); merging.  What the cache
+ * did not know goes into it. */
 static int rk_encode_piece_rest(const bpe_ranks *r, const unsigned char *text,
-                                size_t text_len, size_t pos, size_t len, rk_scratch *s,
-                                uint32_t *out, size_t produced, size_t *count)
+                                size_t text_len, size_t pos, size_t len, bpe_piece_cache *c,
+                                rk_scratch *s, uint32_t *out, size_t produced, size_t *count)
 {
     const unsigned char *p = text + pos;
-    rk_cache_entry *e = NULL;
-    rk_hot_entry *hot = NULL;
-    rk_hot16_entry *hot16 = NULL;
+    uint32_t *dst = out + produced;
     rk_key key;
-    size_t slot;
     int status;
     *count = 0;
     if (len == 0)
@@ -1109,102 +1063,70 @@ static int rk_encode_piece_rest(const bpe_ranks *r, const unsigned char *text,
         uint32_t k = r->byte_part[p[0]];
         if (k >= r->n_tokens)
             return BPE_EINVAL; /* a byte with no token */
-        out[produced] = rk_id(r, k);
+        *dst = rk_id(r, k);
         *count = 1;
         return BPE_OK;
     }
     key = rk_key_of(p, len, text + text_len);
-    slot = (size_t)(key.hash >> 32);
-    if (r->whole_piece && len <= 8) {
-        if (!s->hot && !(s->hot = calloc(s->cache_want, sizeof *s->hot)))
-            return BPE_ENOMEM;
-        hot = &s->hot[slot & (s->cache_want - 1)];
-        if (hot->len == len && hot->head == key.head) {
-            out[produced] = hot->id;
-            *count = 1;
-            return BPE_OK;
-        }
-    } else if (r->whole_piece && len <= 16) {
-        size_t n16 = s->cache_want / RK_HOT16_SHARE;
-        if (!s->hot16 && !(s->hot16 = calloc(n16, sizeof *s->hot16)))
-            return BPE_ENOMEM;
-        hot16 = &s->hot16[slot & (n16 - 1)];
-        if (hot16->len == len && hot16->head == key.head && hot16->tail == key.tail) {
-            out[produced] = hot16->id;
-            *count = 1;
-            return BPE_OK;
-        }
-    }
-    /* Pieces merged earlier in this call, asked before the token table: a
-     * piece that is not a token would otherwise probe the table in vain
-     * (a cache miss) every time it comes back. */
-    if (len <= RK_CACHE_MAX_PIECE) {
-        if (!s->cache) {
-            s->cache = calloc(s->cache_want, sizeof *s->cache);
-            if (!s->cache)
-                return BPE_ENOMEM;
-            s->cache_mask = s->cache_want - 1;
-        }
-        e = &s->cache[slot & s->cache_mask];
-        if (e->len == len && e->head == key.head && e->tail == key.tail &&
-            (len <= 16 || memcmp(text + (size_t)e->text_pos + 8, p + 8, len - 16) == 0)) {
-            uint32_t j; /* a loop: one or two IDs, mostly (memcpy is a call) */
-            for (j = 0; j < e->count; j++)
-                out[produced + j] = out[(size_t)e->out_pos + j];
-            *count = e->count;
-            return BPE_OK;
-        }
-    }
+    /* Asked before the token table: a piece that is not a token would
+     * otherwise probe the table in vain (a cache miss) every time it comes
+     * back. */
+    if (len <= BPE__PC_LONG_BYTES &&
+        (*count = bpe__pc_get(c, key.hash, p, len, key.head, key.tail, dst)) != 0)
+        return BPE_OK;
     if (r->whole_piece && rk_maybe_token(r, key.hash)) {
         uint32_t k = rk_lookup_key(r, p, len, &key);
         if (k != RK_NONE) {
-            out[produced] = rk_id(r, k);
+            *dst = rk_id(r, k);
             *count = 1;
-            if (hot) {
-                hot->head = key.head;
-                hot->len = (uint32_t)len;
-                hot->id = out[produced];
-            } else if (hot16) {
-                hot16->head = key.head;
-                hot16->tail = key.tail;
-                hot16->len = (uint32_t)len;
-                hot16->id = out[produced];
-            }
+            c->stats[BPE_PIECE_CACHE_TOKEN_LOOKUPS]++;
+            if (len <= 8)
+                bpe__pc_tok_put(c, key.hash, key.head, len, *dst);
+            else if (len <= BPE__PC_LONG_BYTES)
+                bpe__pc_put(c, key.hash, p, len, key.head, key.tail, dst, 1);
             return BPE_OK;
         }
     }
-    status = rk_merge_piece(r, p, len, s, out + produced, count);
-    if (status == BPE_OK && e && pos <= UINT32_MAX && produced <= UINT32_MAX) {
-        e->head = key.head;
-        e->tail = key.tail;
-        e->len = (uint32_t)len;
-        e->text_pos = (uint32_t)pos;
-        e->out_pos = (uint32_t)produced;
-        e->count = (uint32_t)*count;
-    }
+    status = rk_merge_piece(r, p, len, s, dst, count);
+    c->stats[BPE_PIECE_CACHE_MERGES]++;
+    if (status == BPE_OK && len <= BPE__PC_LONG_BYTES)
+        bpe__pc_put(c, key.hash, p, len, key.head, key.tail, dst, *count);
     return status;
 }
 
-/* rk_encode_piece_rest, with its most common case (a short piece already
- * in the hot-token cache) first. */
+/* rk_encode_piece_rest, with its most common case (a short piece the cache
+ * knows as a whole token) first. */
 static inline int rk_encode_piece(const bpe_ranks *r, const unsigned char *text,
-                                  size_t text_len, size_t pos, size_t len, rk_scratch *s,
-                                  uint32_t *out, size_t produced, size_t *count)
+                                  size_t text_len, size_t pos, size_t len, bpe_piece_cache *c,
+                                  rk_scratch *s, uint32_t *out, size_t produced, size_t *count)
 {
     /* The hot path first, where it can be inlined in the callers' loops:
      * two pieces in three of Shakespeare end here (319,000 of 476,000 per
      * 2 MB), and each paid the call of the large function below (its
      * prologue saving six registers). */
-    if (len >= 2 && len <= 8 && s->hot && r->whole_piece) {
+    if (len >= 2 && len <= 8 && r->whole_piece) {
         rk_key key = rk_key_of(text + pos, len, text + text_len);
-        const rk_hot_entry *hot = &s->hot[(size_t)(key.hash >> 32) & (s->cache_want - 1)];
-        if (hot->len == len && hot->head == key.head) {
-            out[produced] = hot->id;
+        uint32_t id = bpe__pc_tok_get(c, key.hash, key.head, len);
+        if (id != BPE__PC_NONE) {
+            out[produced] = id;
             *count = 1;
             return BPE_OK;
         }
     }
-    return rk_encode_piece_rest(r, text, text_len, pos, len, s, out, produced, count);
+    return rk_encode_piece_rest(r, text, text_len, pos, len, c, s, out, produced, count);
+}
+
+/* A cache of the call's own, for the entry points without one: sized to the
+ * text, so a call on a handful of bytes does not pay for clearing a large
+ * one.  Units of 64 bytes: one per 32 bytes of text, 16 to 16,384 (the
+ * per-call caches before the cross-call one held 16,384 entries of each
+ * kind; on o200k prose 65,536 were no better). */
+static int rk_call_cache(bpe_piece_cache *c, size_t text_len)
+{
+    size_t units = 16;
+    while (units < 16384 && units * 32 < text_len)
+        units *= 2;
+    return bpe__pc_init(c, units);
 }
 
 /* Byte length of the first `chars` UTF-8 characters of p[0..avail). */
@@ -1232,11 +1154,15 @@ int bpe_ranks_encode(const bpe_ranks *r, const unsigned char *text,
                      int lens_in_chars, uint32_t *out, size_t *n_out)
 {
     rk_scratch s;
+    bpe_piece_cache c;
     size_t pos = 0, produced = 0, i;
     int status = BPE_OK;
     if (!r || !n_out || (text_len && (!text || !out)) || (n_pieces && !lens))
         return BPE_EINVAL;
-    rk_scratch_init(&s, text_len);
+    *n_out = 0;
+    if ((status = rk_call_cache(&c, text_len)) != BPE_OK)
+        return status;
+    rk_scratch_init(&s);
     for (i = 0; i < n_pieces; i++) {
         size_t len = lens[i], count = 0;
         if (lens_in_chars) {
@@ -1246,7 +1172,7 @@ int bpe_ranks_encode(const bpe_ranks *r, const unsigned char *text,
             status = BPE_EINVAL;
             goto cleanup;
         }
-        status = rk_encode_piece(r, text, text_len, pos, len, &s, out, produced, &count);
+        status = rk_encode_piece(r, text, text_len, pos, len, &c, &s, out, produced, &count);
         if (status != BPE_OK)
             goto cleanup;
         produced += count;
@@ -1255,7 +1181,8 @@ int bpe_ranks_encode(const bpe_ranks *r, const unsigned char *text,
     if (pos != text_len)
         status = BPE_EINVAL;
 cleanup:
-    rk_scratch_done(&s);
+    rk_scratch_free(&s);
+    bpe__pc_done(&c);
     *n_out = produced;
     return status;
 }
@@ -1263,8 +1190,8 @@ cleanup:
 /* Cuts text[start..end) with `pattern` and encodes every piece to
  * out[*produced..], advancing *produced. */
 static int rk_encode_span(const bpe_ranks *r, int pattern, const unsigned char *text,
-                          size_t text_len, size_t start, size_t end, rk_scratch *s,
-                          uint32_t *out, size_t *produced)
+                          size_t text_len, size_t start, size_t end, bpe_piece_cache *c,
+                          rk_scratch *s, uint32_t *out, size_t *produced)
 {
     size_t pos = start;
     while (pos < end) {
@@ -1274,7 +1201,7 @@ static int rk_encode_span(const bpe_ranks *r, int pattern, const unsigned char *
         if (stop == 0)
             return BPE_EINVAL; /* unknown pattern */
         stop += start;
-        status = rk_encode_piece(r, text, text_len, pos, stop - pos, s, out, *produced, &count);
+        status = rk_encode_piece(r, text, text_len, pos, stop - pos, c, s, out, *produced, &count);
         if (status != BPE_OK)
             return status;
         *produced += count;
@@ -1296,7 +1223,9 @@ int bpe_ranks_encode_text(const bpe_ranks *r, int pattern,
     return status;
 }
 
-int bpe_ranks_encode_batch(const bpe_ranks *r, int pattern,
+/* bpe_ranks_encode_cached's checks, then its loop over the texts, with
+ * cache c (never NULL here). */
+static int rk_encode_texts(const bpe_ranks *r, bpe_piece_cache *c, int pattern,
                            const unsigned char *text, size_t text_len,
                            const size_t *text_ends, size_t n_texts,
                            uint32_t *out, size_t *out_ends)
@@ -1304,6 +1233,25 @@ int bpe_ranks_encode_batch(const bpe_ranks *r, int pattern,
     rk_scratch s;
     size_t start = 0, produced = 0, i;
     int status = BPE_OK;
+    rk_scratch_init(&s);
+    for (i = 0; i < n_texts; i++) {
+        status = rk_encode_span(r, pattern, text, text_len, start, text_ends[i], c, &s, out,
+                                &produced);
+        if (status != BPE_OK)
+            break;
+        out_ends[i] = produced;
+        start = text_ends[i];
+    }
+    rk_scratch_free(&s);
+    return status;
+}
+
+/* The argument checks of both batch entry points. */
+static int rk_check_batch(const bpe_ranks *r, const unsigned char *text, size_t text_len,
+                          const size_t *text_ends, size_t n_texts, const uint32_t *out,
+                          size_t *out_ends)
+{
+    size_t i;
     if (!r || (text_len && (!text || !out)) || (n_texts && (!text_ends || !out_ends)))
         return BPE_EINVAL;
     for (i = 0; i < n_texts; i++) {
@@ -1313,15 +1261,35 @@ int bpe_ranks_encode_batch(const bpe_ranks *r, int pattern,
     }
     if (n_texts && text_ends[n_texts - 1] != text_len)
         return BPE_EINVAL;
-    rk_scratch_init(&s, text_len);
-    for (i = 0; i < n_texts; i++) {
-        status = rk_encode_span(r, pattern, text, text_len, start, text_ends[i], &s, out,
-                                &produced);
-        if (status != BPE_OK)
-            break;
-        out_ends[i] = produced;
-        start = text_ends[i];
-    }
-    rk_scratch_done(&s);
+    return BPE_OK;
+}
+
+int bpe_ranks_encode_batch(const bpe_ranks *r, int pattern,
+                           const unsigned char *text, size_t text_len,
+                           const size_t *text_ends, size_t n_texts,
+                           uint32_t *out, size_t *out_ends)
+{
+    bpe_piece_cache c;
+    int status = rk_check_batch(r, text, text_len, text_ends, n_texts, out, out_ends);
+    if (status != BPE_OK || n_texts == 0)
+        return status;
+    if ((status = rk_call_cache(&c, text_len)) != BPE_OK)
+        return status;
+    status = rk_encode_texts(r, &c, pattern, text, text_len, text_ends, n_texts, out, out_ends);
+    bpe__pc_done(&c);
     return status;
+}
+
+int bpe_ranks_encode_cached(const bpe_ranks *r, bpe_piece_cache *cache, int pattern,
+                            const unsigned char *text, size_t text_len,
+                            const size_t *text_ends, size_t n_texts,
+                            uint32_t *out, size_t *out_ends)
+{
+    int status = rk_check_batch(r, text, text_len, text_ends, n_texts, out, out_ends);
+    if (status != BPE_OK)
+        return status;
+    if (!cache || (cache->owner && cache->owner != (const void *)r))
+        return BPE_EINVAL;
+    cache->owner = r;
+    return rk_encode_texts(r, cache, pattern, text, text_len, text_ends, n_texts, out, out_ends);
 }

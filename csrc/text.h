@@ -15,6 +15,7 @@
  *   - pretok.c: the gpt2 / cl100k / o200k pre-tokenizers, with Unicode's
  *     character classes (unicode_tables.inc).
  *   - ranks.c: rank tables and tiktoken's merge rule, on pieces of text.
+ *   - piece_cache.c: what ranks.c learns about pieces, kept across calls.
  * Text arrives as UTF-8, in batches, as Python's str.encode("utf-8",
  * "surrogatepass") writes it, so lone surrogates are ordinary characters.
  * Words are cut exactly where Python's str.split() cuts (its 29 whitespace
@@ -266,6 +267,48 @@ int bpe_ranks_encode_batch(const bpe_ranks *ranks, int pattern,
                            const unsigned char *text, size_t text_len,
                            const size_t *text_ends, size_t n_texts,
                            uint32_t *out, size_t *out_ends);
+
+/* ---------------------------------------------------------------------
+ * The piece cache (piece_cache.c): piece bytes -> IDs, across calls.
+ *
+ * The encoders above keep what they learn about pieces for the length of
+ * one call.  A bpe_piece_cache keeps it from call to call, within a fixed
+ * size, so many short texts (chat messages, one call each) encode as fast
+ * as one long one.  It is written by every call that uses it: one user at
+ * a time (a thread may keep one of its own; several threads must not share
+ * one).  It answers for the table it is first used with: passing it with
+ * another table is BPE_EINVAL, and it must not be used once that table is
+ * freed (freeing it never reads the table).  The table is still only read.
+ * ------------------------------------------------------------------- */
+typedef struct bpe_piece_cache bpe_piece_cache;
+
+/* What pybpe.Encoding gives each thread unless told otherwise, and the
+ * smallest cache there is. */
+#define BPE_PIECE_CACHE_DEFAULT_BYTES 1048576
+#define BPE_PIECE_CACHE_MIN_BYTES 4096
+
+/* A new, empty cache of at most max_bytes in all (bpe_piece_cache_bytes
+ * says how much it took), or NULL with *status BPE_EINVAL when max_bytes
+ * is below BPE_PIECE_CACHE_MIN_BYTES, BPE_ENOMEM when out of memory. */
+bpe_piece_cache *bpe_piece_cache_new(size_t max_bytes, int *status);
+/* NULL-safe. */
+void bpe_piece_cache_free(bpe_piece_cache *cache);
+/* The bytes the cache holds (0 for NULL); fixed from its creation. */
+size_t bpe_piece_cache_bytes(const bpe_piece_cache *cache);
+
+/* Counters (since the cache was made), for tests and measurements: */
+#define BPE_PIECE_CACHE_TOKEN_LOOKUPS 0 /* pieces the cache did not know, found in the token table */
+#define BPE_PIECE_CACHE_MERGES 1        /* pieces the cache did not know, merged */
+#define BPE_PIECE_CACHE_NSTATS 2
+uint64_t bpe_piece_cache_stat(const bpe_piece_cache *cache, int which);
+
+/* bpe_ranks_encode_batch with `cache` (not NULL) remembering pieces across
+ * calls: the same arguments, results and errors, and the same IDs as
+ * without a cache. */
+int bpe_ranks_encode_cached(const bpe_ranks *ranks, bpe_piece_cache *cache, int pattern,
+                            const unsigned char *text, size_t text_len,
+                            const size_t *text_ends, size_t n_texts,
+                            uint32_t *out, size_t *out_ends);
 /* cffi-end */
 
 #endif /* PYBPE_TEXT_H */

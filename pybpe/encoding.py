@@ -28,6 +28,10 @@ from ._encode_file import encode_file as _encode_file, typecode as _typecode
 from .specials import special_regex
 
 _ALL = "all"
+# Idle piece caches an Encoding keeps (see Encoding.piece_cache): as many as
+# encode_batch's default number of threads, so the threads of one batch find
+# theirs warm in the next.
+_KEEP_CACHES = 8
 # encode_ordinary_batch's slices never hold less than this share of the
 # batch's characters (see _slice_bounds).
 _MIN_SLICE_SHARE = 1 / 32
@@ -139,6 +143,18 @@ class Encoding:
         published patterns it is then matched under a time bound, and a
         match that runs past it raises pybpe.PatternTimeout naming the source
         (pybpe/_bounded.py, docs/limits.md).  The loaders set it.
+      piece_cache: bytes of the piece cache each thread gets (default
+        1 MiB; 0 turns it off; also an attribute, which can be set).  On the
+        C backend with a C scanner (the gpt2, cl100k and o200k patterns),
+        what encoding learns about pieces -- piece bytes -> IDs -- is kept
+        from call to call in a cache of this size (csrc/piece_cache.h), so
+        many short texts encode as fast as one long one.  A thread takes a
+        cache from the Encoding's idle ones for the length of a call and puts
+        it back after (up to 8 are kept), so no two threads ever share one
+        and no lock is taken; the threads of encode_batch each take one too,
+        as do encode_to_numpy and encode_file.  IDs are the same with or
+        without it.  Off, each call still caches the pieces of its own text.
+        The Python backend keeps one bounded cache per table instead.
 
         >>> ranks = {bytes([b]): b for b in range(256)}
         >>> ranks[b"ab"] = 256
@@ -149,7 +165,7 @@ class Encoding:
     """
 
     def __init__(self, name, *, pat_str, mergeable_ranks, special_tokens, explicit_n_vocab=None,
-                 merges=None, lookup_whole_piece=None, backend=None, pattern_source=None):
+                 merges=None, lookup_whole_piece=None, backend=None, pattern_source=None, piece_cache=None):
         _check_ranks(mergeable_ranks)
         _check_specials(special_tokens)
         if not isinstance(pat_str, str):
@@ -199,6 +215,53 @@ class Encoding:
         self._compiled = module.COMPILED
         self._preset = {patterns.GPT2: module.PRESET_GPT2, patterns.GPT2_POSSESSIVE: module.PRESET_GPT2,
                         patterns.CL100K: module.PRESET_CL100K, patterns.O200K: module.PRESET_O200K}.get(pat_str)
+        self._cache_sizes = (module.PIECE_CACHE_DEFAULT_BYTES, module.PIECE_CACHE_MIN_BYTES)
+        self.piece_cache = piece_cache
+
+    @property
+    def piece_cache(self):
+        """Bytes of the piece cache each thread gets; 0 when it is off (see
+        the class docstring).  Setting it drops the caches made so far.
+
+            >>> from pybpe import get_encoding
+            >>> enc = get_encoding("gpt2")
+            >>> enc.piece_cache
+            1048576
+        """
+        return self._piece_cache
+
+    @piece_cache.setter
+    def piece_cache(self, size):
+        default, smallest = self._cache_sizes
+        if size is None:
+            size = default
+        if isinstance(size, bool) or not isinstance(size, int):
+            raise TypeError("piece_cache must be an int (bytes) or None, not %s" % type(size).__name__)
+        if size < 0 or 0 < size < smallest:
+            raise ValueError("piece_cache=%d: give 0 (off) or at least %d bytes" % (size, smallest))
+        self._piece_cache = size
+        # Only the C scanners' path has a cache object to take (the Python
+        # table keeps its own).  A new list: caches still out go back to the
+        # old one and are dropped with it.
+        self._cache_bytes = size if self._compiled and self._preset is not None else 0
+        self._caches = []
+
+    def _take_cache(self, caches):
+        # An idle cache from `caches` (self._caches, read once by the
+        # caller), a new one, or None when caching is off.  Give it back with
+        # _give_back(cache, caches).  list.pop and list.append are atomic, so
+        # two threads never hold one cache.
+        if not self._cache_bytes:
+            return None
+        try:
+            return caches.pop()
+        except IndexError:
+            return self._table.new_cache(self._cache_bytes)
+
+    @staticmethod
+    def _give_back(cache, caches):
+        if cache is not None and len(caches) < _KEEP_CACHES:
+            caches.append(cache)
 
     def _merge_triples(self, merges):
         # Validated here, once, for both backends: each merge names two known
@@ -246,7 +309,7 @@ class Encoding:
         return {"name": self.name, "pat_str": self._pat_str, "mergeable_ranks": self._mergeable_ranks,
                 "special_tokens": self._special_tokens, "merges": self._merges,
                 "lookup_whole_piece": self._lookup_whole_piece, "backend": self._backend_name,
-                "pattern_source": self._pattern_source}
+                "pattern_source": self._pattern_source, "piece_cache": self._piece_cache}
 
     def __setstate__(self, state):
         self.__init__(state.pop("name"), **state)
@@ -260,8 +323,17 @@ class Encoding:
     def _encode_plain(self, text):
         # Text with no special tokens and no surrogates: split, then merge.
         if self._preset is not None:
-            return self._table.encode_text(text, self._preset)
+            return self._encode_utf8(text.encode("utf-8"))
         return self._table.encode_pieces(self._regex_pieces(text))
+
+    def _encode_utf8(self, data):
+        # A C scanner's encode of UTF-8 `data`, through a piece cache.
+        caches = self._caches
+        cache = self._take_cache(caches)
+        try:
+            return self._table.encode_utf8(data, self._preset, cache)
+        finally:
+            self._give_back(cache, caches)
 
     def _regex_pieces(self, text):
         # The pattern's matches (with capture groups findall would return groups).
@@ -291,7 +363,7 @@ class Encoding:
         # here, surrogates fixed on the way (_unicode.utf8), where
         # fix_surrogates then encode_text encoded the text twice.
         if self._preset is not None:
-            return self._table.encode_utf8(_unicode.utf8(text), self._preset)
+            return self._encode_utf8(_unicode.utf8(text))
         return self._encode_plain(_fix_surrogates(text))
 
     def encode(self, text, *, allowed_special=frozenset(), disallowed_special=_ALL):
@@ -370,17 +442,22 @@ class Encoding:
             return numpy.array(self.encode(text, allowed_special=allowed, disallowed_special=()),
                                dtype=numpy.uint32)
         parts = []
-        for plain, special in self._segments(text, allowed):
-            if plain:
-                data = plain.encode("utf-8")
-                ids = numpy.empty(len(data), dtype=numpy.uint32)  # a text has at most one ID per byte
-                n = self._table.encode_text_into(data, self._preset, ids)
-                # realloc to the IDs written; nothing else refers to `ids` (the
-                # C call's view of it is released).
-                ids.resize(n, refcheck=False)
-                parts.append(ids)
-            if special is not None:
-                parts.append(numpy.array([special], dtype=numpy.uint32))
+        caches = self._caches
+        cache = self._take_cache(caches)
+        try:
+            for plain, special in self._segments(text, allowed):
+                if plain:
+                    data = plain.encode("utf-8")
+                    ids = numpy.empty(len(data), dtype=numpy.uint32)  # a text has at most one ID per byte
+                    n = self._table.encode_text_into(data, self._preset, ids, cache)
+                    # realloc to the IDs written; nothing else refers to `ids`
+                    # (the C call's view of it is released).
+                    ids.resize(n, refcheck=False)
+                    parts.append(ids)
+                if special is not None:
+                    parts.append(numpy.array([special], dtype=numpy.uint32))
+        finally:
+            self._give_back(cache, caches)
         if len(parts) == 1:
             return parts[0]
         return numpy.concatenate(parts) if parts else numpy.empty(0, dtype=numpy.uint32)
@@ -598,8 +675,15 @@ class Encoding:
         return [ids for part in parts for ids in part]
 
     def _encode_slice(self, texts):
-        # One C call for many texts, one ID list per text.
-        return self._table.encode_texts_split([t.encode("utf-8") for t in texts], self._preset)
+        # One C call for many texts, one ID list per text, through the piece
+        # cache this thread takes for the call.
+        encoded = [t.encode("utf-8") for t in texts]
+        caches = self._caches
+        cache = self._take_cache(caches)
+        try:
+            return self._table.encode_texts_split(encoded, self._preset, cache)
+        finally:
+            self._give_back(cache, caches)
 
     def encode_batch(self, text, *, num_threads=8, allowed_special=frozenset(), disallowed_special=_ALL):
         """encode over a list of str, on `num_threads` threads.  Without
@@ -677,7 +761,13 @@ class Encoding:
         # C backend writes IDs straight into an array of the file's width (no
         # Python int per ID).
         if self._preset is not None:
-            return self._table.encode_to_buffer(_fix_surrogates(text).encode("utf-8"), self._preset, itemsize)
+            data = _fix_surrogates(text).encode("utf-8")
+            caches = self._caches
+            cache = self._take_cache(caches)
+            try:
+                return self._table.encode_to_buffer(data, self._preset, itemsize, cache)
+            finally:
+                self._give_back(cache, caches)
         return array(_typecode("I", 4), self.encode_ordinary(text))
 
     # -- decoding -------------------------------------------------------------

@@ -24,7 +24,7 @@ LAYERS = {
     "core": {"bpe.h", "internal.h", "symtab.c", "words.c", "trainer.c", "merge.h", "merge.c", "merger.c",
              "pairmap.c", "util.c", "wordpiece.c"},
     "text": {"text.h", "text_internal.h", "counter.c", "encode_text.c", "pretok.c", "unicode_tables.inc",
-             "ranks.c"},
+             "ranks.c", "piece_cache.h", "piece_cache.c"},
     "py": {"py/idlists.h", "py/idlists.c"},
 }
 # What each layer's files may #include (besides the standard headers).
@@ -34,7 +34,8 @@ MAY_INCLUDE = {
     "py": {"bpe.h", "idlists.h"},
 }
 # The files that must say in their opening comment that they are text level.
-SAYS_TEXT_LEVEL = {"text.h", "text_internal.h", "counter.c", "encode_text.c", "pretok.c", "ranks.c"}
+SAYS_TEXT_LEVEL = {"text.h", "text_internal.h", "counter.c", "encode_text.c", "pretok.c", "ranks.c",
+                   "piece_cache.h", "piece_cache.c"}
 
 pytestmark = pytest.mark.skipif(not (CSRC / "bpe.h").is_file(),
                                 reason="csrc/ is not here (the tests run outside the source tree)")

@@ -4,9 +4,10 @@
                                         [--corpora prose,python,multilingual,cjk] [--python]
                                         [--skip-long] [--skip-batch]
 
-What is measured.  Several peers keep a cache from piece to IDs that lives
-across calls (gigatoken, fastokens, HF tokenizers; pybpe's Python backend), so
-timing the same text again and again measures the cache, not the encoder.
+What is measured.  Several encoders keep a cache from piece to IDs that lives
+across calls (gigatoken, fastokens, HF tokenizers; pybpe's piece cache, per
+Encoding and thread), so timing the same text again and again measures the
+cache, not the encoder.
 Each corpus is therefore cut into --rounds + 1 distinct slices of --mb
 megabytes: every encoder is first warmed on the last slice (and its IDs
 checked there), then timed once per round on a slice no encoder has seen
@@ -15,7 +16,9 @@ after another (the starting encoder rotates), so every ratio is taken under
 the same load; a cell is MB/s of UTF-8 input, the median over the rounds, and
 the output of every timed call is compared with pybpe C's after the clock
 stops.  A peer whose IDs differ anywhere is shown as "differs" and not timed
-further.  The tables:
+further.  The reference IDs come from an Encoding of pybpe's with its piece
+cache off, and each pybpe row (list, NumPy, each batch width) has an Encoding
+of its own, so no row is timed on a slice another row has already encoded.  The tables:
 
   1. unseen text, one thread: one call per slice (encode_ordinary or the
      peer's own single-text call, asked to stay on one thread); "x" is the
@@ -194,12 +197,24 @@ def _tolist(ids):
     return ids.tolist() if hasattr(ids, "tolist") else list(ids)
 
 
+def fresh(enc, **kwargs):
+    """A new Encoding like `enc`, with piece caches of its own (pybpe's
+    piece cache lives across calls, per Encoding: each pybpe row gets its
+    own, so no row is timed on a slice another row has encoded)."""
+    return Encoding(enc.name, pat_str=enc.pat_str, mergeable_ranks=enc.mergeable_ranks,
+                    special_tokens=enc.special_tokens, backend=enc.backend, **kwargs)
+
+
 def encoders(name, tmp, with_python):
-    """{label: encode(text) -> IDs (a list or an array)} of the installed encoders, one thread each."""
+    """({label: encode(text) -> IDs (a list or an array)} of the installed
+    encoders, one thread each; the function that gives the reference IDs,
+    pybpe C's with its cache across calls off, so asking it for a slice's
+    IDs warms no timed encoder)."""
     c = get_encoding(name, backend="c")
+    reference = fresh(c, piece_cache=0).encode_ordinary
     out = {
-        REFERENCE: c.encode_ordinary,
-        "pybpe C, NumPy array": c.encode_to_numpy,
+        REFERENCE: fresh(c).encode_ordinary,
+        "pybpe C, NumPy array": fresh(c).encode_to_numpy,
     }
     if with_python:
         py = get_encoding(name, backend="python")
@@ -250,7 +265,7 @@ def encoders(name, tmp, with_python):
             out["rs-bpe"] = lambda t: list(rs.encode(t))
         except Exception:  # not installed, or an API this script does not know
             pass
-    return out
+    return out, reference
 
 
 # -- timing ----------------------------------------------------------------------------------------
@@ -344,14 +359,14 @@ def long_cases(seed_round):
             "1 MB random a-z": letters}
 
 
-def run_long(encs, rounds, limit, seen=False):
+def run_long(encs, ref_of, rounds, limit, seen=False):
     """{case: {label: Cell}} of ms per call on the long-piece texts (if
     `seen`, the same text for the warm call and every round).  An encoder
     whose timed call takes over `limit` seconds is not run again: its figure
     is then that one call."""
     variants = [long_cases(0 if seen else k) for k in range(rounds + 1)]
     out = {}
-    c = encs[REFERENCE]
+    c = ref_of
     for case in variants[0]:
         cells = out[case] = {label: Cell() for label in encs}
         warm = variants[rounds][case]
@@ -392,15 +407,19 @@ def docs_of(text, size=10_000):
 
 
 def run_batch(enc, texts, warm):
-    """Medians (1 thread, 2 threads) of encode_ordinary_batch over 10 KB documents of fresh slices."""
+    """Medians (1 thread, 2 threads) of encode_ordinary_batch over 10 KB
+    documents of fresh slices; each width has an Encoding of its own (see
+    fresh), warmed on `warm`."""
+    encs = {1: fresh(enc), 2: fresh(enc)}
     ref = [enc.encode_ordinary(d) for d in docs_of(warm)]
-    assert enc.encode_ordinary_batch(docs_of(warm), num_threads=2) == ref
+    for threads, e in encs.items():
+        assert e.encode_ordinary_batch(docs_of(warm), num_threads=threads) == ref
     one, two = [], []
     for text in texts:
         docs = docs_of(text)
         for threads, out in ((1, one), (2, two)):
             t = time.perf_counter()
-            result = enc.encode_ordinary_batch(docs, num_threads=threads)
+            result = encs[threads].encode_ordinary_batch(docs, num_threads=threads)
             out.append(time.perf_counter() - t)
             del result
     return statistics.median(one), statistics.median(two)
@@ -492,8 +511,7 @@ def main():
     long_tables, long_seen, batch_rows = {}, {}, []
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.names.split(","):
-            encs = encoders(name, tmp, args.python)
-            c = encs[REFERENCE]
+            encs, c = encoders(name, tmp, args.python)
             for cname, cut in corpora.items():
                 col = "%s %s" % (name.replace("_base", ""), cname)
                 cols.append(col)
@@ -505,8 +523,8 @@ def main():
                     seen.setdefault(label, {})[col] = cell
                 print("done:", col, file=sys.stderr)
             if not args.skip_long and name in args.long_names.split(","):
-                long_tables[name] = run_long(encs, args.rounds, args.long_limit)
-                long_seen[name] = run_long(encs, args.rounds, args.long_limit, seen=True)
+                long_tables[name] = run_long(encs, c, args.rounds, args.long_limit)
+                long_seen[name] = run_long(encs, c, args.rounds, args.long_limit, seen=True)
                 print("done: long pieces", name, file=sys.stderr)
             if not args.skip_batch and "prose" in corpora:
                 cut = corpora["prose"]

@@ -252,6 +252,48 @@ static void test_scanner_words(void)
     }
 }
 
+/* The piece cache that lives across calls (piece_cache.c): the same IDs as
+ * without it, call after call, in the smallest cache and a default one; its
+ * counters show the second call found the first call's pieces; it is
+ * refused with another table and below the smallest size. */
+static void test_cross_call_cache(const bpe_ranks *t, const char *text)
+{
+    size_t sizes[2] = {BPE_PIECE_CACHE_MIN_BYTES, BPE_PIECE_CACHE_DEFAULT_BYTES}, i, round;
+    size_t text_ends[2] = {24, 30}, out_ends[2], want_ends[2];
+    uint32_t out[64], want[64];
+    bpe_ranks *other = toy_table(0, NULL, NULL, NULL, 0);
+    int st = BPE_OK;
+    CHECK(bpe_ranks_encode_batch(t, BPE_PRETOK_GPT2, (const unsigned char *)text, 30, text_ends, 2,
+                                 want, want_ends) == BPE_OK);
+    for (i = 0; i < 2; i++) {
+        bpe_piece_cache *c = bpe_piece_cache_new(sizes[i], &st);
+        uint64_t merges = 0;
+        CHECK(c != NULL && st == BPE_OK);
+        CHECK(bpe_piece_cache_bytes(c) <= sizes[i] && bpe_piece_cache_bytes(c) > sizes[i] / 2);
+        for (round = 0; round < 3; round++) {
+            memset(out, 0xff, sizeof out);
+            CHECK(bpe_ranks_encode_cached(t, c, BPE_PRETOK_GPT2, (const unsigned char *)text, 30,
+                                          text_ends, 2, out, out_ends) == BPE_OK);
+            CHECK(out_ends[0] == want_ends[0] && out_ends[1] == want_ends[1]);
+            CHECK(memcmp(out, want, want_ends[1] * sizeof *out) == 0);
+            if (round == 0)
+                merges = bpe_piece_cache_stat(c, BPE_PIECE_CACHE_MERGES);
+        }
+        CHECK(merges > 0 && bpe_piece_cache_stat(c, BPE_PIECE_CACHE_MERGES) == merges);
+        CHECK(bpe_piece_cache_stat(c, BPE_PIECE_CACHE_NSTATS) == 0);
+        CHECK(bpe_ranks_encode_cached(other, c, BPE_PRETOK_GPT2, (const unsigned char *)"ab", 2,
+                                      text_ends + 1, 0, out, out_ends) == BPE_EINVAL);
+        CHECK(bpe_ranks_encode_cached(t, NULL, BPE_PRETOK_GPT2, (const unsigned char *)"ab", 2,
+                                      text_ends + 1, 0, out, out_ends) == BPE_EINVAL);
+        bpe_piece_cache_free(c);
+    }
+    CHECK(bpe_piece_cache_new(BPE_PIECE_CACHE_MIN_BYTES - 1, &st) == NULL && st == BPE_EINVAL);
+    CHECK(bpe_piece_cache_new(0, NULL) == NULL);
+    CHECK(bpe_piece_cache_bytes(NULL) == 0);
+    bpe_piece_cache_free(NULL);
+    bpe_ranks_free(other);
+}
+
 /* Batches: each text encoded alone; the piece cache (pieces that are not one
  * token, repeated) gives what merging gives. */
 static void test_batch_and_cache(void)
@@ -292,6 +334,7 @@ static void test_batch_and_cache(void)
     CHECK(bpe_ranks_encode_batch(t, BPE_PRETOK_GPT2, (const unsigned char *)text, 30, text_ends, 2,
                                  out, out_ends) == BPE_EINVAL);
     CHECK(bpe_ranks_encode_batch(t, BPE_PRETOK_GPT2, NULL, 0, NULL, 0, NULL, NULL) == BPE_OK);
+    test_cross_call_cache(t, text);
     bpe_ranks_free(t);
 }
 

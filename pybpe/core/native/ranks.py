@@ -34,6 +34,11 @@ def _u32(values):
 # array typecodes by item size (array's codes name C types, whose sizes vary).
 _ARRAY_CODES = {size: next(c for c in "HILQ" if array(c).itemsize == size) for size in (2, 4)}
 
+# The piece cache that lives across calls (csrc/piece_cache.c): the size
+# pybpe.Encoding gives each thread, and the smallest there is.
+PIECE_CACHE_DEFAULT_BYTES = lib.BPE_PIECE_CACHE_DEFAULT_BYTES
+PIECE_CACHE_MIN_BYTES = lib.BPE_PIECE_CACHE_MIN_BYTES
+
 PRESET_GPT2 = lib.BPE_PRETOK_GPT2
 PRESET_CL100K = lib.BPE_PRETOK_CL100K
 PRESET_O200K = lib.BPE_PRETOK_O200K
@@ -169,6 +174,27 @@ class RankTable:
         _check(status[0], "building the rank table")
         self._table = ffi.gc(table, lib.bpe_ranks_free)
 
+    def new_cache(self, max_bytes):
+        """A piece cache for this table's encode calls (the `cache` argument
+        of encode_utf8, encode_text_into, encode_texts_split and
+        encode_to_buffer): piece bytes -> IDs, kept from call to call, at
+        most max_bytes (>= PIECE_CACHE_MIN_BYTES) in all.  The calls write
+        it, so it must have one user at a time (pybpe.Encoding keeps one
+        per thread); it answers for this table only."""
+        status = ffi.new("int *")
+        cache = lib.bpe_piece_cache_new(max_bytes, status)
+        _check(status[0], "making a piece cache of %d bytes (the smallest is %d)"
+               % (max_bytes, PIECE_CACHE_MIN_BYTES))
+        return ffi.gc(cache, lib.bpe_piece_cache_free, size=lib.bpe_piece_cache_bytes(cache))
+
+    def cache_info(self, cache):
+        """{"bytes": memory held, "token_lookups": pieces the cache did not
+        know that were whole tokens, "merges": pieces it did not know that
+        were merged} of a cache from new_cache, counted since it was made."""
+        return {"bytes": lib.bpe_piece_cache_bytes(cache),
+                "token_lookups": lib.bpe_piece_cache_stat(cache, lib.BPE_PIECE_CACHE_TOKEN_LOOKUPS),
+                "merges": lib.bpe_piece_cache_stat(cache, lib.BPE_PIECE_CACHE_MERGES)}
+
     @property
     def pair_count(self):
         """Entries in the C pair table (one per mergeable adjacent pair)."""
@@ -198,27 +224,40 @@ class RankTable:
         C call."""
         return self.encode_utf8(text.encode("utf-8"), preset)
 
-    def encode_utf8(self, data, preset):
+    def encode_utf8(self, data, preset, cache=None):
         """encode_text of a text given as its UTF-8 bytes (what
-        Encoding.encode_ordinary passes: pybpe._unicode.utf8 encodes once)."""
+        Encoding.encode_ordinary passes: pybpe._unicode.utf8 encodes once),
+        through `cache` (from new_cache) when one is given."""
         if not data:
             return []
         out = _new_uninit("uint32_t[]", len(data))
-        n_out = ffi.new("size_t[]", 1)
-        status = lib.bpe_ranks_encode_text(self._table, preset, ffi.from_buffer(data), len(data), out, n_out)
+        ends = self._encode_one(data, preset, cache, out)
+        return _id_lists(out, ends + 1, 1)[0]
+
+    def _encode_one(self, data, preset, cache, out):
+        # One text into `out`; returns size_t[2] {len(data), number of IDs}
+        # (ends + 1 is the one-list `ends` _id_lists takes).
+        ends = ffi.new("size_t[2]", [len(data), 0])
+        if cache is None:
+            status = lib.bpe_ranks_encode_batch(self._table, preset, ffi.from_buffer(data), len(data),
+                                                ends, 1, out, ends + 1)
+        else:
+            status = lib.bpe_ranks_encode_cached(self._table, cache, preset, ffi.from_buffer(data), len(data),
+                                                 ends, 1, out, ends + 1)
         _check(status, "encoding")
-        return _id_lists(out, n_out, 1)[0]
+        return ends
 
     def split_text(self, text, preset):
         """The pieces encode_text cuts `text` into (a list of str): the C
         scanner's."""
         return split(text, preset)
 
-    def encode_text_into(self, data, preset, out):
+    def encode_text_into(self, data, preset, out, cache=None):
         """Encodes UTF-8 `data` (one text) into `out`, a writable buffer of
         at least len(data) uint32 items (a text never has more IDs than
         bytes), and returns the number of IDs written.  Encoding.encode_to_numpy
-        passes a NumPy array's own memory, so no Python int is ever made."""
+        passes a NumPy array's own memory, so no Python int is ever made.
+        `cache`: as for encode_utf8."""
         if not data:
             return 0
         target = ffi.from_buffer("uint32_t[]", out, require_writable=True)
@@ -226,11 +265,7 @@ class RankTable:
             if len(target) < len(data):
                 raise ValueError("the output buffer holds %d IDs; a text of %d bytes may need %d"
                                  % (len(target), len(data), len(data)))
-            n_out = ffi.new("size_t *")
-            status = lib.bpe_ranks_encode_text(self._table, preset, ffi.from_buffer(data), len(data),
-                                               target, n_out)
-            _check(status, "encoding")
-            return n_out[0]
+            return self._encode_one(data, preset, cache, target)[1]
         finally:
             ffi.release(target)  # the caller may resize `out` once this view is gone
 
@@ -246,9 +281,9 @@ class RankTable:
         """
         return self.encode_texts_split([t.encode("utf-8") for t in texts], preset)
 
-    def encode_texts_split(self, encoded, preset):
+    def encode_texts_split(self, encoded, preset, cache=None):
         """One ID list per UTF-8 text (bytes), all in one C call without the
-        GIL; the lists are made by _id_lists."""
+        GIL; the lists are made by _id_lists.  `cache`: as for encode_utf8."""
         if not encoded:
             return []
         data = b"".join(encoded)
@@ -256,23 +291,25 @@ class RankTable:
         text_ends = ffi.new("size_t[]", list(accumulate(map(len, encoded))))
         out = _new_uninit("uint32_t[]", max(1, len(data)))
         out_ends = _new_uninit("size_t[]", n)
-        status = lib.bpe_ranks_encode_batch(self._table, preset, ffi.from_buffer(data), len(data),
-                                            text_ends, n, out, out_ends)
+        if cache is None:
+            status = lib.bpe_ranks_encode_batch(self._table, preset, ffi.from_buffer(data), len(data),
+                                                text_ends, n, out, out_ends)
+        else:
+            status = lib.bpe_ranks_encode_cached(self._table, cache, preset, ffi.from_buffer(data), len(data),
+                                                 text_ends, n, out, out_ends)
         _check(status, "encoding")
         return _id_lists(out, out_ends, n, _MARSHAL_MIN_IDS_BATCH)
 
-    def encode_to_buffer(self, data, preset, itemsize=4):
+    def encode_to_buffer(self, data, preset, itemsize=4, cache=None):
         """IDs of UTF-8 `data` (one text) as an array of 4- or 2-byte
         unsigned ints, without making a Python int per ID (for encode_file).
-        OverflowError if itemsize is 2 and an ID does not fit."""
+        OverflowError if itemsize is 2 and an ID does not fit.  `cache`: as
+        for encode_utf8."""
         code = _ARRAY_CODES[itemsize]
         if not data:
             return array(code)
         buf = _new_uninit("uint32_t[]", len(data))
-        n_out = ffi.new("size_t *")
-        status = lib.bpe_ranks_encode_text(self._table, preset, ffi.from_buffer(data), len(data), buf, n_out)
-        _check(status, "encoding")
-        n = n_out[0]
+        n = self._encode_one(data, preset, cache, buf)[1]
         if itemsize == 2:
             narrow = _new_uninit("uint16_t[]", max(1, n))
             _check(lib.bpe_ids_to_u16(buf, n, narrow), "narrowing IDs to 16 bits")

@@ -22,7 +22,8 @@ This package holds every name of the interface, as pybpe.core.native does.
 from .common import COMPILED, NO_SYMBOL
 from .counter import UNITS, WordCounter
 from .merger import Merger
-from .ranks import HEAP_THRESHOLD, PRESET_CL100K, PRESET_GPT2, PRESET_O200K, RankTable, split
+from .ranks import (HEAP_THRESHOLD, PIECE_CACHE_DEFAULT_BYTES, PIECE_CACHE_MIN_BYTES, PRESET_CL100K, PRESET_GPT2,
+                    PRESET_O200K, RankTable, split)
 from .symtab import SymbolTable
 from .trainer import Trainer
 from .wordpiece import WordPieceTrainer
@@ -32,4 +33,5 @@ __all__ = [
     "COMPILED", "NO_SYMBOL", "SymbolTable", "WordTable", "count_pairs", "find_best_pair", "merge_pair",
     "Trainer", "WordPieceTrainer", "Merger", "WordCounter", "UNITS",
     "HEAP_THRESHOLD", "PRESET_GPT2", "PRESET_CL100K", "PRESET_O200K", "split", "RankTable",
+    "PIECE_CACHE_DEFAULT_BYTES", "PIECE_CACHE_MIN_BYTES",
 ]

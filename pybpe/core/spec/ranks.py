@@ -15,7 +15,8 @@ from ... import _unicode, errors, patterns
 from .common import COMPILED
 from .merge import HEAP_THRESHOLD, byte_pair_merge, few_runs, merge_by_rank, merge_heap, merge_runs
 
-__all__ = ["HEAP_THRESHOLD", "PRESET_GPT2", "PRESET_CL100K", "PRESET_O200K", "COMPILED", "split", "RankTable"]
+__all__ = ["HEAP_THRESHOLD", "PRESET_GPT2", "PRESET_CL100K", "PRESET_O200K", "COMPILED", "split", "RankTable",
+           "PIECE_CACHE_DEFAULT_BYTES", "PIECE_CACHE_MIN_BYTES"]
 
 
 # Pre-tokenizers the C core has built in (csrc/text.h); same values there.
@@ -26,6 +27,13 @@ PRESET_O200K = 3
 # The published pattern each preset stands for (the C scanner finds the same
 # pieces as these; gpt2's possessive spelling cuts the same way).
 _PRESET_PATTERNS = {PRESET_GPT2: patterns.GPT2, PRESET_CL100K: patterns.CL100K, PRESET_O200K: patterns.O200K}
+
+# The C backend's piece cache that lives across calls (csrc/text.h): its
+# default and smallest sizes, the same values here so pybpe.Encoding checks a
+# size the same way on both backends.  This table needs no such object: it
+# keeps one bounded dict (below) for every call, which the GIL protects.
+PIECE_CACHE_DEFAULT_BYTES = 1048576
+PIECE_CACHE_MIN_BYTES = 4096
 
 # Distinct pieces remembered per table.  Text is Zipfian: on Shakespeare the
 # 10,000 most frequent pieces cover over 90% of them.  When full, the cache is
@@ -143,13 +151,27 @@ class RankTable:
             return len(x) == 1 or x in encoder
         return sum(1 for t in encoder for s in range(1, len(t)) if part(t[:s]) and part(t[s:]))
 
+    def new_cache(self, max_bytes):
+        """None: this table's own dict serves every call (the C twin returns
+        a cache object of at most max_bytes).  ValueError below
+        PIECE_CACHE_MIN_BYTES, as in C."""
+        if max_bytes < PIECE_CACHE_MIN_BYTES:
+            raise ValueError("making a piece cache of %d bytes (the smallest is %d): invalid input"
+                             % (max_bytes, PIECE_CACHE_MIN_BYTES))
+        return None
+
+    def cache_info(self, cache):
+        """The C twin's counters of a cache; all 0 here (no cache object)."""
+        return {"bytes": 0, "token_lookups": 0, "merges": 0}
+
     def encode_text(self, text, preset):
         """IDs of a whole text (str without surrogates), cut by the
         pre-tokenizer `preset` (see split), merged."""
         return self.encode_pieces(split(text, preset))
 
-    def encode_utf8(self, data, preset):
-        """encode_text of a text given as its UTF-8 bytes."""
+    def encode_utf8(self, data, preset, cache=None):
+        """encode_text of a text given as its UTF-8 bytes (`cache`: for the
+        C twin; ignored)."""
         return self.encode_text(data.decode("utf-8"), preset)
 
     def split_text(self, text, preset):
@@ -161,12 +183,12 @@ class RankTable:
         one C call)."""
         return [self.encode_text(t, preset) for t in texts]
 
-    def encode_texts_split(self, encoded, preset):
+    def encode_texts_split(self, encoded, preset, cache=None):
         """One ID list per UTF-8 text (bytes): encode_texts on the decoded
         texts (the C twin: one C call without the GIL)."""
         return [self.encode_text(data.decode("utf-8"), preset) for data in encoded]
 
-    def encode_text_into(self, data, preset, out):
+    def encode_text_into(self, data, preset, out, cache=None):
         """Encodes UTF-8 `data` (one text) into `out`, a writable buffer of
         at least len(data) uint32 items (a text never has more IDs than
         bytes), and returns the number of IDs written."""
@@ -183,7 +205,7 @@ class RankTable:
         finally:
             target.release()  # the caller may resize `out` once this view is gone
 
-    def encode_to_buffer(self, data, preset, itemsize=4):
+    def encode_to_buffer(self, data, preset, itemsize=4, cache=None):
         """IDs of UTF-8 `data` (one text) as an array of 4- or 2-byte
         unsigned ints (for encode_file).  OverflowError if itemsize is 2 and
         an ID does not fit."""

@@ -1,0 +1,103 @@
+/*
+ * piece_cache.c -- the life cycle of ranks.c's piece cache (text level; the
+ * cache itself, its entries and its lookups are piece_cache.h's).
+ *
+ * A cache is one allocation holding its three tables, each set aligned to
+ * a 64-byte line, sized once: nothing grows while encoding, so the memory a
+ * cache holds is bpe_piece_cache_bytes() from start to end.
+ *
+ * Measurements (policy, size) are in the header of piece_cache.h's
+ * BPE__PC_POLICY and below, where the default is chosen.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "piece_cache.h"
+
+#define PC_LINE 64
+/* Bytes per unit: tok 16 + short 32 + long 128 / 8. */
+#define PC_UNIT_BYTES (sizeof(bpe__pc_tok) + sizeof(bpe__pc_short) + sizeof(bpe__pc_long) / 8)
+/* Units come in steps of 16 (long: 2 ways of units / 8 entries), and the
+ * smallest cache has one step. */
+#define PC_MIN_UNITS 16
+typedef char pc_min_fits[PC_MIN_UNITS * PC_UNIT_BYTES + PC_LINE + sizeof(bpe_piece_cache) <=
+                         BPE_PIECE_CACHE_MIN_BYTES ? 1 : -1];
+
+size_t bpe__pc_units_for_bytes(size_t max_bytes)
+{
+    if (max_bytes < PC_MIN_UNITS * PC_UNIT_BYTES + PC_LINE)
+        return 0;
+    return (max_bytes - PC_LINE) / PC_UNIT_BYTES / PC_MIN_UNITS * PC_MIN_UNITS;
+}
+
+int bpe__pc_init(bpe_piece_cache *c, size_t units)
+{
+    size_t tok = units * sizeof(bpe__pc_tok), shrt = units * sizeof(bpe__pc_short),
+           lng = units / 8 * sizeof(bpe__pc_long);
+    unsigned char *base;
+    memset(c, 0, sizeof *c);
+    if (units < PC_MIN_UNITS || units % PC_MIN_UNITS || units > (SIZE_MAX / 2) / PC_UNIT_BYTES)
+        return BPE_ETOOBIG;
+    c->bytes = tok + shrt + lng + PC_LINE;
+    c->block = calloc(1, c->bytes);  /* len 0 everywhere: every entry empty */
+    if (!c->block)
+        return BPE_ENOMEM;
+    /* Sets on line boundaries, so a set is one line (two for long). */
+    base = (unsigned char *)c->block + (PC_LINE - (size_t)((uintptr_t)c->block % PC_LINE)) % PC_LINE;
+    c->tok = (bpe__pc_tok *)(void *)base;
+    c->shrt = (bpe__pc_short *)(void *)(base + tok);
+    c->lng = (bpe__pc_long *)(void *)(base + tok + shrt);
+    c->tok_sets = units / BPE__PC_TOK_WAYS;
+    c->short_sets = units / BPE__PC_SHORT_WAYS;
+    c->long_sets = units / 8 / BPE__PC_LONG_WAYS;
+    return BPE_OK;
+}
+
+void bpe__pc_done(bpe_piece_cache *c)
+{
+    free(c->block);
+    c->block = NULL;
+}
+
+bpe_piece_cache *bpe_piece_cache_new(size_t max_bytes, int *status)
+{
+    size_t units = bpe__pc_units_for_bytes(max_bytes > sizeof(bpe_piece_cache)
+                                           ? max_bytes - sizeof(bpe_piece_cache) : 0);
+    bpe_piece_cache *c = NULL;
+    int st = BPE_EINVAL;
+    if (units == 0 || max_bytes < BPE_PIECE_CACHE_MIN_BYTES)
+        goto done;
+    st = BPE_ENOMEM;
+    c = malloc(sizeof *c);
+    if (!c)
+        goto done;
+    st = bpe__pc_init(c, units);
+    if (st != BPE_OK) {
+        free(c);
+        c = NULL;
+    }
+done:
+    if (status)
+        *status = st;
+    return c;
+}
+
+void bpe_piece_cache_free(bpe_piece_cache *cache)
+{
+    if (!cache)
+        return;
+    bpe__pc_done(cache);
+    free(cache);
+}
+
+size_t bpe_piece_cache_bytes(const bpe_piece_cache *cache)
+{
+    return cache ? cache->bytes + sizeof *cache : 0;
+}
+
+uint64_t bpe_piece_cache_stat(const bpe_piece_cache *cache, int which)
+{
+    if (!cache || which < 0 || which >= BPE_PIECE_CACHE_NSTATS)
+        return 0;
+    return cache->stats[which];
+}

@@ -1,0 +1,259 @@
+/*
+ * piece_cache.h -- the piece cache of ranks.c: a piece's bytes -> its IDs,
+ * kept from one encode call to the next.  Text level (bpe.h names the
+ * layers); not part of the API: text.h publishes bpe_piece_cache and its
+ * life cycle, piece_cache.c builds and frees it, and the lookups below are
+ * static inline because ranks.c asks them once per piece.
+ *
+ * Why across calls.  Text repeats its pieces (Zipf: on Shakespeare the 2%
+ * most frequent distinct pieces are 80% of all), so most of encoding is
+ * recognising pieces seen before.  A cache that lives in one call starts
+ * cold every time: each call pays a probe of the token table (a cache miss,
+ * 8 MB for o200k) for every distinct whole token and a merge for every
+ * distinct other piece, and a call of 200 bytes sees nearly every piece for
+ * the first time in that call.  This cache is an object of its own
+ * (bpe_piece_cache_new), passed to bpe_ranks_encode_cached, so the library
+ * keeps no global mutable state and stays reentrant: a cache is written by
+ * the call that uses it, so it must have one user at a time -- Python keeps
+ * one per thread per Encoding (pybpe/encoding.py), with no lock anywhere.
+ * It answers for the one table it was first used with (the others are
+ * refused, BPE_EINVAL).
+ *
+ * Three tables, each split into sets of a few entries (ways), an entry
+ * holding its piece (so an answer is exact: never a hash match alone) and
+ * its IDs:
+ *   tok    whole tokens of 2-8 bytes: head (the bytes, zero-padded), length,
+ *          ID; 16 bytes, 4 ways = one 64-byte line per set.
+ *   short  other pieces of 2-16 bytes with at most 3 IDs, and whole tokens
+ *          of 9-16 bytes: head and tail (first and last 8 bytes, which spell
+ *          the piece with its length), IDs; 32 bytes, 2 ways per line.
+ *   long   the rest up to 64 bytes and 14 IDs: head, tail and the bytes
+ *          between, IDs; 128 bytes, 2 ways.
+ * Longer pieces and longer answers are not cached (they rarely come back).
+ * Entries per unit of size: tok n, short n, long n / 8, so 64 * n bytes;
+ * n is a multiple of 16, the largest that fits the size asked for.
+ *
+ * Which entry a new piece replaces (the policy): see BPE__PC_POLICY, and
+ * piece_cache.c's header for what was measured.
+ */
+#ifndef PYBPE_PIECE_CACHE_H
+#define PYBPE_PIECE_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "text.h"
+
+/* Policies, chosen at compile time (piece_cache.c has the measurements):
+ *   1  direct-mapped, a new piece overwrites its slot (one way per set);
+ *   2  least frequent: each entry counts its hits (up to BPE__PC_FREQ_MAX);
+ *      a new piece takes an empty way or the least-counted one, and every
+ *      miss in a set ages the others by one, so stale favourites go;
+ *   3  admission on second sight: as 2, but a new piece only replaces an
+ *      entry whose count is 0; otherwise that count drops by one and the
+ *      piece is not stored (it must come back to get in). */
+#ifndef BPE__PC_POLICY
+#define BPE__PC_POLICY 2
+#endif
+#define BPE__PC_FREQ_MAX 15
+
+#if BPE__PC_POLICY == 1
+#define BPE__PC_TOK_WAYS 1
+#define BPE__PC_SHORT_WAYS 1
+#define BPE__PC_LONG_WAYS 1
+#else
+#define BPE__PC_TOK_WAYS 4
+#define BPE__PC_SHORT_WAYS 2
+#define BPE__PC_LONG_WAYS 2
+#endif
+
+#define BPE__PC_SHORT_IDS 3
+#define BPE__PC_LONG_BYTES 64  /* the longest piece cached */
+#define BPE__PC_LONG_IDS 14
+#define BPE__PC_NONE UINT32_MAX
+
+typedef struct {
+    uint64_t head;           /* the token's bytes, zero-padded */
+    uint32_t id;
+    uint8_t len, freq;       /* len 0: empty */
+    uint8_t pad[2];
+} bpe__pc_tok;
+
+typedef struct {
+    uint64_t head, tail;     /* first and last 8 bytes (they overlap below 16) */
+    uint32_t ids[BPE__PC_SHORT_IDS];
+    uint8_t len, count, freq, pad;
+} bpe__pc_short;
+
+typedef struct {
+    uint64_t head, tail;     /* as in short */
+    unsigned char mid[BPE__PC_LONG_BYTES - 16];  /* bytes 8 .. len - 8 */
+    uint32_t ids[BPE__PC_LONG_IDS];
+    uint8_t len, count, freq, pad[5];
+} bpe__pc_long;
+
+typedef char bpe__pc_sizes_are_lines[sizeof(bpe__pc_tok) == 16 && sizeof(bpe__pc_short) == 32 &&
+                                     sizeof(bpe__pc_long) == 128 ? 1 : -1];
+
+struct bpe_piece_cache {
+    const void *owner;       /* the table its answers belong to (first use) */
+    bpe__pc_tok *tok;
+    bpe__pc_short *shrt;
+    bpe__pc_long *lng;
+    size_t tok_sets, short_sets, long_sets;  /* powers of two */
+    void *block;             /* the one allocation the tables live in */
+    size_t bytes;            /* its size */
+    uint64_t stats[BPE_PIECE_CACHE_NSTATS];
+};
+
+/* Internal life cycle, for ranks.c's calls without a cache of their own: a
+ * cache of `units` (a multiple of 16, at least 16) on the caller's stack. */
+int bpe__pc_init(bpe_piece_cache *c, size_t units);
+void bpe__pc_done(bpe_piece_cache *c);
+/* The units of a cache of at most max_bytes (0 when even the smallest does
+ * not fit). */
+size_t bpe__pc_units_for_bytes(size_t max_bytes);
+
+/* The set a hash picks, 0 <= set < sets: the high 32 bits of the hash (the
+ * low ones pick the token table's slot, bits 13 and up its filter's) scaled
+ * to the number of sets, which so need not be a power of two. */
+static inline size_t bpe__pc_set(uint64_t hash, size_t sets)
+{
+    return (size_t)(((hash >> 32) * (uint64_t)sets) >> 32);
+}
+
+/* A hit: the entry's count goes up, to BPE__PC_FREQ_MAX. */
+#if BPE__PC_POLICY == 1
+#define BPE__PC_HIT(e) ((void)0)
+#else
+#define BPE__PC_HIT(e) ((e)->freq += (e)->freq < BPE__PC_FREQ_MAX)
+#endif
+
+/*
+ * The way of a full or partly empty set `set` (of `ways` entries with
+ * members len and freq) that a new piece goes to, in *way; ways when the
+ * policy keeps it out.  A macro, since the three entry types differ; each
+ * line says the policy.
+ */
+#define BPE__PC_PICK(set, ways, way)                                           \
+    do {                                                                       \
+        unsigned w_, min_ = 0;                                                 \
+        *(way) = (ways);                                                       \
+        for (w_ = 0; w_ < (ways); w_++) {                                      \
+            if ((set)[w_].len == 0) { /* an empty way first */                 \
+                *(way) = w_;                                                   \
+                break;                                                         \
+            }                                                                  \
+            if ((set)[w_].freq < (set)[min_].freq)                             \
+                min_ = w_;                                                     \
+        }                                                                      \
+        if (*(way) == (ways)) {                                                \
+            if (BPE__PC_POLICY == 3 && (set)[min_].freq > 0) {                 \
+                (set)[min_].freq--; /* not admitted: the incumbent ages */     \
+            } else {                                                           \
+                if (BPE__PC_POLICY == 2) /* every other way ages */            \
+                    for (w_ = 0; w_ < (ways); w_++)                            \
+                        (set)[w_].freq -= (set)[w_].freq > 0;                  \
+                *(way) = min_;                                                 \
+            }                                                                  \
+        }                                                                      \
+    } while (0)
+
+/* The ID of the whole token of 2-8 bytes with this head and length, or
+ * BPE__PC_NONE. */
+static inline uint32_t bpe__pc_tok_get(bpe_piece_cache *c, uint64_t hash, uint64_t head,
+                                       size_t len)
+{
+    bpe__pc_tok *set = &c->tok[bpe__pc_set(hash, c->tok_sets) * BPE__PC_TOK_WAYS];
+    unsigned w;
+    for (w = 0; w < BPE__PC_TOK_WAYS; w++)
+        if (set[w].head == head && set[w].len == len) {
+            BPE__PC_HIT(&set[w]);
+            return set[w].id;
+        }
+    return BPE__PC_NONE;
+}
+
+static inline void bpe__pc_tok_put(bpe_piece_cache *c, uint64_t hash, uint64_t head,
+                                   size_t len, uint32_t id)
+{
+    bpe__pc_tok *set = &c->tok[bpe__pc_set(hash, c->tok_sets) * BPE__PC_TOK_WAYS];
+    unsigned w;
+    BPE__PC_PICK(set, BPE__PC_TOK_WAYS, &w);
+    if (w == BPE__PC_TOK_WAYS)
+        return;
+    set[w].head = head;
+    set[w].len = (uint8_t)len;
+    set[w].id = id;
+    set[w].freq = 0;
+}
+
+/* Looks a piece of 2-64 bytes up in the short and long tables: copies its
+ * IDs to out and returns their number, or 0.  p[0..len) is the piece, head
+ * and tail its rk_key words (tail 0 up to 8 bytes). */
+static inline size_t bpe__pc_get(bpe_piece_cache *c, uint64_t hash, const unsigned char *p,
+                                 size_t len, uint64_t head, uint64_t tail, uint32_t *out)
+{
+    unsigned w, j;
+    if (len <= 16) {
+        bpe__pc_short *set = &c->shrt[bpe__pc_set(hash, c->short_sets) * BPE__PC_SHORT_WAYS];
+        for (w = 0; w < BPE__PC_SHORT_WAYS; w++)
+            if (set[w].head == head && set[w].tail == tail && set[w].len == len) {
+                BPE__PC_HIT(&set[w]);
+                for (j = 0; j < set[w].count; j++) /* a loop: 1-3 IDs (memcpy is a call) */
+                    out[j] = set[w].ids[j];
+                return set[w].count;
+            }
+    }
+    if (len <= BPE__PC_LONG_BYTES) {
+        bpe__pc_long *set = &c->lng[bpe__pc_set(hash, c->long_sets) * BPE__PC_LONG_WAYS];
+        for (w = 0; w < BPE__PC_LONG_WAYS; w++)
+            if (set[w].head == head && set[w].tail == tail && set[w].len == len &&
+                (len <= 16 || memcmp(set[w].mid, p + 8, len - 16) == 0)) {
+                BPE__PC_HIT(&set[w]);
+                for (j = 0; j < set[w].count; j++)
+                    out[j] = set[w].ids[j];
+                return set[w].count;
+            }
+    }
+    return 0;
+}
+
+/* Remembers the count IDs of a piece of 2-64 bytes (bpe__pc_get's
+ * arguments), when it fits and the policy admits it. */
+static inline void bpe__pc_put(bpe_piece_cache *c, uint64_t hash, const unsigned char *p,
+                               size_t len, uint64_t head, uint64_t tail, const uint32_t *ids,
+                               size_t count)
+{
+    unsigned w;
+    if (count == 0)
+        return;
+    if (len <= 16 && count <= BPE__PC_SHORT_IDS) {
+        bpe__pc_short *set = &c->shrt[bpe__pc_set(hash, c->short_sets) * BPE__PC_SHORT_WAYS];
+        BPE__PC_PICK(set, BPE__PC_SHORT_WAYS, &w);
+        if (w == BPE__PC_SHORT_WAYS)
+            return;
+        set[w].head = head;
+        set[w].tail = tail;
+        set[w].len = (uint8_t)len;
+        set[w].count = (uint8_t)count;
+        set[w].freq = 0;
+        memcpy(set[w].ids, ids, count * sizeof *ids);
+    } else if (len <= BPE__PC_LONG_BYTES && count <= BPE__PC_LONG_IDS) {
+        bpe__pc_long *set = &c->lng[bpe__pc_set(hash, c->long_sets) * BPE__PC_LONG_WAYS];
+        BPE__PC_PICK(set, BPE__PC_LONG_WAYS, &w);
+        if (w == BPE__PC_LONG_WAYS)
+            return;
+        set[w].head = head;
+        set[w].tail = tail;
+        if (len > 16)
+            memcpy(set[w].mid, p + 8, len - 16);
+        set[w].len = (uint8_t)len;
+        set[w].count = (uint8_t)count;
+        set[w].freq = 0;
+        memcpy(set[w].ids, ids, count * sizeof *ids);
+    }
+}
+
+#endif /* PYBPE_PIECE_CACHE_H */

@@ -1,0 +1,291 @@
+"""The piece cache that lives across calls (csrc/piece_cache.h, Encoding.piece_cache).
+
+On the C backend with a C scanner, an Encoding keeps what it learns about
+pieces (bytes -> IDs) from one call to the next, one cache per thread.  It
+must never change an ID: cached, uncached and tiny (constantly evicting)
+caches give the same IDs as tiktoken on every shipped encoding, on real and
+hypothesis text, on pieces a badly keyed cache would confuse, and on
+several threads at once.  Its memory stays within the size asked for.
+"""
+import pickle
+import random
+import threading
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pybpe import core as backends
+from pybpe.encoding import Encoding
+from pybpe.registry import get_encoding
+from conftest import offline_tiktoken, shakespeare
+from test_tiktoken_surface import corpus
+
+SHIPPED = ["gpt2", "r50k_base", "p50k_base", "cl100k_base", "o200k_base"]
+needs_c = pytest.mark.skipif("c" not in backends.available(), reason="the C backend is not built")
+native = backends.get("c") if "c" in backends.available() else None
+SMALLEST = backends.get("python").PIECE_CACHE_MIN_BYTES
+
+_FRESH = {}
+
+
+def fresh(name, piece_cache, backend="c"):
+    """A new Encoding of a shipped encoding (not the registry's shared one),
+    with its own caches, built once per (name, size, backend)."""
+    key = (name, piece_cache, backend)
+    if key not in _FRESH:
+        enc = get_encoding(name, backend=backend)
+        _FRESH[key] = Encoding(name, pat_str=enc.pat_str, mergeable_ranks=enc.mergeable_ranks,
+                               special_tokens=enc.special_tokens, backend=backend, piece_cache=piece_cache)
+    return _FRESH[key]
+
+
+def chunks(text, size, seed=0):
+    """`text` cut into pieces of about `size` characters, at random places."""
+    rng = random.Random(seed)
+    out, pos = [], 0
+    while pos < len(text):
+        step = rng.randint(1, 2 * size)
+        out.append(text[pos:pos + step])
+        pos += step
+    return out
+
+
+def cache_of(enc):
+    """The one idle cache of `enc` (after single-threaded calls)."""
+    assert len(enc._caches) == 1
+    return enc._caches[0]
+
+
+# -- the cache lives across calls -------------------------------------------------------
+
+@needs_c
+def test_a_second_call_finds_the_pieces_of_the_first():
+    enc = fresh("o200k_base", None)
+    text = "Encoding remembers unusualish wordings across calls: zorblax quuxified. "
+    first = enc.encode_ordinary(text)
+    info = enc._table.cache_info(cache_of(enc))
+    assert info["merges"] > 0
+    for _ in range(3):
+        assert enc.encode_ordinary(text) == first
+    again = enc._table.cache_info(cache_of(enc))
+    assert (again["merges"], again["token_lookups"]) == (info["merges"], info["token_lookups"])
+
+
+@needs_c
+def test_piece_cache_is_an_attribute_with_a_default_and_an_off_switch():
+    enc = fresh("gpt2", None)
+    assert enc.piece_cache == native.PIECE_CACHE_DEFAULT_BYTES == 1 << 20
+    off = fresh("gpt2", 0)
+    assert off.piece_cache == 0
+    assert off.encode_ordinary("hello world") == [31373, 995]
+    assert off._caches == []  # nothing taken, nothing kept
+    assert native.PIECE_CACHE_MIN_BYTES == SMALLEST  # both backends check sizes alike
+
+
+def test_piece_cache_sizes_are_checked():
+    enc = fresh("gpt2", None, backend="python")
+    with pytest.raises(TypeError, match="piece_cache must be an int"):
+        enc.piece_cache = 1.5
+    with pytest.raises(TypeError, match="piece_cache must be an int"):
+        enc.piece_cache = True
+    with pytest.raises(ValueError, match="at least %d bytes" % SMALLEST):
+        enc.piece_cache = SMALLEST - 1
+    with pytest.raises(ValueError, match="piece_cache=-1"):
+        enc.piece_cache = -1
+    assert enc.piece_cache == 1 << 20  # unchanged by the refused values
+
+
+@needs_c
+def test_setting_the_size_drops_the_caches_and_survives_pickling():
+    enc = Encoding("toy", pat_str=get_encoding("gpt2").pat_str,
+                   mergeable_ranks={bytes([b]): b for b in range(256)}, special_tokens={}, backend="c")
+    enc.encode_ordinary("some text")
+    assert len(enc._caches) == 1
+    enc.piece_cache = 2 * SMALLEST
+    assert enc._caches == []
+    enc.encode_ordinary("some text")
+    assert enc._table.cache_info(cache_of(enc))["bytes"] <= 2 * SMALLEST
+    copy = pickle.loads(pickle.dumps(enc))
+    assert copy.piece_cache == 2 * SMALLEST and copy.encode_ordinary("some text") == enc.encode_ordinary("some text")
+
+
+# -- same IDs, cached or not ------------------------------------------------------------------
+
+@needs_c
+@pytest.mark.parametrize("kind", ["prose", "python", "multilingual"])
+@pytest.mark.parametrize("name", SHIPPED)
+def test_cached_uncached_and_tiny_caches_agree_with_tiktoken(name, kind):
+    text = corpus(kind)[:200_000]
+    tk = offline_tiktoken(name)
+    pieces = chunks(text, 300)
+    expected = [tk.encode_ordinary(t) for t in pieces]
+    for size in (None, SMALLEST, 3 * SMALLEST, 0):
+        enc = fresh(name, size)
+        for _ in range(2):  # the second pass finds the first's pieces
+            assert [enc.encode_ordinary(t) for t in pieces] == expected, size
+    # One long call, then the chunks again through the warm cache.
+    enc = fresh(name, SMALLEST)
+    assert enc.encode_ordinary(text) == tk.encode_ordinary(text)
+
+
+@needs_c
+@pytest.mark.parametrize("name", SHIPPED)
+def test_every_output_path_goes_through_the_cache_unchanged(name, tmp_path):
+    pytest.importorskip("numpy")
+    text = corpus("prose")[:20_000] + corpus("multilingual")[:5_000]
+    docs = chunks(text, 200, seed=1)
+    enc, ref = fresh(name, SMALLEST), fresh(name, 0)
+    want = [ref.encode_ordinary(d) for d in docs]
+    assert [enc.encode_to_numpy(d).tolist() for d in docs] == want
+    assert enc.encode_ordinary_batch(docs, num_threads=1) == want
+    assert enc.encode_batch(docs, num_threads=3) == want
+    src = tmp_path / "in.txt"
+    src.write_text(text, encoding="utf-8")
+    n = enc.encode_file(str(src), str(tmp_path / "a.bin"), append_eot=False, dtype="uint32")
+    assert n == ref.encode_file(str(src), str(tmp_path / "b.bin"), append_eot=False, dtype="uint32")
+    assert (tmp_path / "a.bin").read_bytes() == (tmp_path / "b.bin").read_bytes()
+    assert len(enc._caches) <= 8
+
+
+@needs_c
+@pytest.mark.parametrize("name", ["gpt2", "cl100k_base", "o200k_base"])
+def test_special_tokens_are_not_pieces(name):
+    enc, ref = fresh(name, SMALLEST), fresh(name, 0)
+    text = "before<|endoftext|>after<|endoftext|><|endoftext|> and <|endoftext|>"
+    for _ in range(2):
+        assert enc.encode(text, allowed_special="all") == ref.encode(text, allowed_special="all")
+        assert enc.encode(text, allowed_special="all").count(enc.eot_token) == 4
+        assert enc.encode(text, disallowed_special=()) == ref.encode(text, disallowed_special=())
+        assert enc.eot_token not in enc.encode(text, disallowed_special=())
+        with pytest.raises(ValueError, match="disallowed special token"):
+            enc.encode(text)
+        assert enc.encode_with_unstable("hello <|endoftext|> wor", allowed_special="all") == \
+            ref.encode_with_unstable("hello <|endoftext|> wor", allowed_special="all")
+
+
+# Pieces a cache keyed by less than all of a piece's bytes would confuse: the
+# same first 8 bytes and different lengths (zero padding: "!!" and "!!\x00"),
+# the same first 8 bytes and length with a different tail (9-16 bytes, " present"
+# + letters), the
+# same first and last 8 bytes and length with a different middle (17-64
+# bytes), pieces at the very end of the buffer (their head is read
+# differently there), and the 8/9, 16/17 and 64/65-byte edges of the cache's
+# tables.  Each family has far more members than the smallest cache has sets,
+# so members share sets and only the full key tells them apart.
+_EDGES = [" abcdefgh", " abcdefghi", " abcdefghijklmnop", " abcdefghijklmnopq", "?" * 8, "?" * 9,
+          "?" * 16, "?" * 17, " " + "q" * 63, " " + "q" * 64, " " + "q" * 65, " Иванович", " 東京都庁舎"]
+
+
+def lookalikes(rng):
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    word = lambda n: "".join(rng.choice(letters) for _ in range(n))
+    same_head = [p + "\x00" * k for p in "!#$%&*+,-./:;<=>?@^_`|~" for k in range(8)]
+    same_head_len = [" present" + word(rng.randint(1, 4)) for _ in range(120)]  # mostly 2-3 IDs
+    same_ends = [" aaaaaaa" + word(rng.choice([2, 10, 40])) + "cccccccc" for _ in range(60)]
+    return same_head + same_head_len + same_ends + _EDGES
+
+
+@needs_c
+@pytest.mark.parametrize("name", ["gpt2", "cl100k_base", "o200k_base"])
+def test_lookalike_pieces_keep_their_own_ids(name):
+    tk = offline_tiktoken(name)
+    rng = random.Random(3)
+    family = lookalikes(rng)
+    for size in (SMALLEST, 2 * SMALLEST, None):
+        enc = fresh(name, size)
+        for _ in range(3):
+            rng.shuffle(family)
+            # each alone (so it ends the buffer), then several in one text
+            assert [enc.encode_ordinary(t) for t in family] == [tk.encode_ordinary(t) for t in family]
+            many = ["".join(rng.sample(family, rng.randint(2, 6))) for _ in range(100)]
+            assert [enc.encode_ordinary(t) for t in many] == [tk.encode_ordinary(t) for t in many]
+
+
+@needs_c
+def test_whole_tokens_that_differ_only_by_trailing_nul_bytes():
+    # The cache holds a short token's bytes zero-padded: only its length
+    # tells "!!" from "!!\x00".  A toy vocabulary where all of them are tokens.
+    ranks = {bytes([b]): b for b in range(256)}
+    tokens = [p + b"\x00" * k for p in (b"!!", b"#", b"%%%", b"&") for k in range(8) if 2 <= len(p) + k <= 8]
+    for t in tokens:
+        ranks[t] = len(ranks)
+    enc = Encoding("nul", pat_str=get_encoding("gpt2").pat_str, mergeable_ranks=ranks, special_tokens={},
+                   backend="c", piece_cache=SMALLEST)
+    rng = random.Random(5)
+    for _ in range(20):
+        rng.shuffle(tokens)
+        assert [enc.encode_ordinary(t.decode()) for t in tokens] == [[ranks[t]] for t in tokens]
+
+
+_chars = st.characters(exclude_categories=("Cs",))
+_words = st.lists(st.sampled_from(lookalikes(random.Random(4))) | st.text(_chars, max_size=12)
+                  | st.text("abcdefghij ", min_size=1, max_size=30), max_size=10).map("".join)
+
+
+@needs_c
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(texts=st.lists(_words, min_size=1, max_size=6))
+def test_hypothesis_text_through_tiny_and_default_caches(texts):
+    # The same Encodings across examples: their caches carry everything
+    # earlier examples put there.
+    for name in ("gpt2", "o200k_base"):
+        tk = offline_tiktoken(name)
+        for size in (SMALLEST, None):
+            enc = fresh(name, size)
+            assert [enc.encode_ordinary(t) for t in texts] == [tk.encode_ordinary(t) for t in texts]
+            assert enc.encode_ordinary_batch(texts, num_threads=1) == [tk.encode_ordinary(t) for t in texts]
+
+
+# -- threads -------------------------------------------------------------------------------------
+
+@needs_c
+def test_threads_encoding_through_one_encoding_equal_serial():
+    text = shakespeare()[:300_000] + corpus("python")[:100_000] + corpus("multilingual")[:50_000]
+    enc, ref = fresh("o200k_base", 2 * SMALLEST), fresh("o200k_base", 0)
+    jobs = [chunks(text[i::5], 250, seed=i) for i in range(5)]  # different texts per thread
+    want = [[ref.encode_ordinary(t) for t in job] for job in jobs]
+    got, errors = [None] * len(jobs), []
+    start = threading.Barrier(len(jobs))
+
+    def run(i):
+        try:
+            start.wait()
+            got[i] = [enc.encode_ordinary(t) for t in jobs[i]]
+        except Exception as exc:  # reported below
+            errors.append(exc)
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(jobs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == [] and got == want
+    assert 1 <= len(enc._caches) <= len(jobs)
+    # each cache that was made went back once: none is listed twice
+    assert len({id(c) for c in enc._caches}) == len(enc._caches)
+
+
+# -- memory --------------------------------------------------------------------------------------
+
+@needs_c
+@pytest.mark.parametrize("size", [SMALLEST, SMALLEST + 63, 100_000, 1 << 20, 5_000_000])
+def test_memory_stays_within_the_bound(size):
+    table = get_encoding("gpt2", backend="c")._table
+    cache = table.new_cache(size)
+    held = table.cache_info(cache)["bytes"]
+    assert size - 64 * 16 - 200 <= held <= size  # within one step of units (and the header) below
+    data = shakespeare()[:500_000].encode()
+    table.encode_utf8(data, native.PRESET_GPT2, cache)
+    assert table.cache_info(cache)["bytes"] == held  # fixed at creation
+
+
+@needs_c
+def test_a_cache_too_small_or_for_another_table_is_refused():
+    a = get_encoding("gpt2", backend="c")._table
+    b = get_encoding("cl100k_base", backend="c")._table
+    with pytest.raises(ValueError, match="piece cache of 100 bytes"):
+        a.new_cache(100)
+    cache = a.new_cache(SMALLEST)
+    assert a.encode_utf8(b"hello", native.PRESET_GPT2, cache) == [31373]
+    with pytest.raises(ValueError, match="invalid input"):
+        b.encode_utf8(b"hello", native.PRESET_CL100K, cache)
