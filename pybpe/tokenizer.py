@@ -481,6 +481,9 @@ class BPETokenizer(Tokenizer):
         """Read a file written by BPETokenizer.save.  (pybpe.load reads the
         other formats too, as Encodings; this one insists on a tokenizer.)"""
         tok = load(path, backend=backend)
+        if type(tok).__name__ == "WordPieceTokenizer":
+            raise FormatError("%s: a WordPieceTokenizer file, not a BPETokenizer one: call pybpe.load(path) "
+                              "or pybpe.WordPieceTokenizer.load(path)" % os.fspath(path))
         if not isinstance(tok, BPETokenizer):
             raise FormatError("%s: not a BPETokenizer file but a vocabulary pybpe.load reads as an Encoding; "
                               "call pybpe.load(path) for that" % os.fspath(path))
@@ -556,7 +559,9 @@ def _isatty(stream):
 def load(path, *, backend=None):
     """Read a tokenizer file, whichever of the formats pybpe reads it is.
 
-    A file written by BPETokenizer.save gives a BPETokenizer.  The others,
+    A file written by BPETokenizer.save gives a BPETokenizer; one written by
+    WordPieceTokenizer.save, or a tokenizer.json with a WordPiece model, a
+    WordPieceTokenizer (pybpe/wordpiece.py).  The others,
     recognised by their content, give an Encoding: a Hugging Face
     tokenizer.json (as load_hf_tokenizer), a GPT-2 vocab.json or merges.txt
     with its partner beside it (vocab.json + merges.txt, or encoder.json +
@@ -573,11 +578,22 @@ def load(path, *, backend=None):
 
     path = os.fspath(path)
     kind, content = formats.sniff(path)
+    if _is_wordpiece(kind, content):
+        from .wordpiece import WordPieceTokenizer  # late: loaded only when used
+        return WordPieceTokenizer.load(path, backend=backend)
     if kind == "pybpe":
         return _from_document(content, path, backend)
     if kind == "tiktoken":
         return registry.load_rank_file(path, content, backend)
     return formats.load_sniffed(path, kind, content, backend)
+
+
+def _is_wordpiece(kind, doc):
+    """A WordPieceTokenizer.save file, or a tokenizer.json with a WordPiece model."""
+    if kind == "pybpe":
+        return doc.get("format") == "pybpe.WordPieceTokenizer"
+    model = doc.get("model") if kind == "hf" else None
+    return isinstance(model, dict) and model.get("type") == "WordPiece"
 
 
 def _from_document(doc, path, backend):

@@ -507,11 +507,11 @@ def load_hf_wordpiece(path, *, backend=None):
 
 def _hf_tokenizer(doc, path, backend):
     def fail(problem):
-        raise FormatError("%s: %s" % (path, problem))
+        raise FormatError("%s: a tokenizer.json with model type 'WordPiece', but %s" % (path, problem))
 
     model = doc.get("model") if isinstance(doc, dict) else None
     if not isinstance(model, dict) or model.get("type", "WordPiece") != "WordPiece" or "vocab" not in model:
-        fail("not a tokenizer.json with a WordPiece model")
+        raise FormatError("%s: not a tokenizer.json with a WordPiece model" % path)
     vocab_map = model["vocab"]
     if not isinstance(vocab_map, dict) or not all(type(i) is int for i in vocab_map.values()):
         fail('the model\'s "vocab" must be an object {token: integer id}')

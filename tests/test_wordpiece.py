@@ -328,6 +328,18 @@ def test_tokenizer_json_both_ways(tmp_path):
         assert [loaded.encode(t) for t in CORPUS] == [tok.encode(t) for t in CORPUS]
 
 
+def test_pybpe_load_recognises_wordpiece_files(tmp_path):
+    tok = tok_for("python")
+    tok.save(tmp_path / "wp.json")
+    dump_hf_wordpiece(tok, tmp_path / "tokenizer.json")
+    for name in ("wp.json", "tokenizer.json"):
+        loaded = pybpe.load(tmp_path / name)
+        assert isinstance(loaded, WordPieceTokenizer) and loaded.vocab == tok.vocab
+        assert loaded.encode(CORPUS[0]) == tok.encode(CORPUS[0])
+    with pytest.raises(pybpe.FormatError, match="WordPieceTokenizer"):
+        pybpe.BPETokenizer.load(tmp_path / "wp.json")
+
+
 def test_bad_files_are_format_errors(tmp_path):
     path = tmp_path / "vocab.txt"
     path.write_text("[UNK]\na\nb\na\n")
