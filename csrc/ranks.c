@@ -106,6 +106,9 @@
  *     ~5 ms for either (CPU time, best of 5, whole encode_ordinary call;
  *     the scanner ~2.4 ms of it).  gpt2 has no token of several spaces, so
  *     a million spaces are a million IDs there: ~17 ms, building the list.
+ *     Other long pieces (random letters, long CJK sentences) are merged in
+ *     windows whose meeting parts are checked (rk_merge_windows, with the
+ *     proof): 1 MB of random letters ~260 -> ~76 ms (cl100k).
  */
 #include <assert.h>
 #include <stdlib.h>
@@ -216,6 +219,10 @@ struct bpe_ranks {
     uint64_t *pair_filter;
     size_t pair_filter_mask;
     int whole_piece;
+    /* Every pair's result is the concatenation of its halves' bytes (always
+     * under tiktoken's rule; checked for a merge list), so a part's width in
+     * a piece is its token's length: what rk_merge_windows needs. */
+    int results_concatenate;
 };
 
 /* ------------------------------------------------------------------ hashing */
@@ -701,8 +708,16 @@ static int rk_build_merge_pairs(bpe_ranks *r, const uint32_t *lefts,
             return BPE_EINVAL;
     if ((status = rk_alloc_pairs(r, n_merges, 0)) != BPE_OK)
         return status;
-    for (m = 0; m < n_merges; m++)
+    r->results_concatenate = 1;
+    for (m = 0; m < n_merges; m++) {
+        size_t a = rk_len(r, lefts[m]), b = rk_len(r, rights[m]);
+        const unsigned char *t = r->bytes + r->offsets[results[m]];
         rk_pair_put(r, lefts[m], rights[m], (uint32_t)m, results[m]);
+        if (rk_len(r, results[m]) != a + b ||
+            memcmp(t, r->bytes + r->offsets[lefts[m]], a) != 0 ||
+            memcmp(t + a, r->bytes + r->offsets[rights[m]], b) != 0)
+            r->results_concatenate = 0;
+    }
     return BPE_OK;
 }
 
@@ -848,10 +863,12 @@ bpe_ranks *bpe_ranks_new(const unsigned char *bytes, const size_t *offsets,
     r->whole_piece = (flags & BPE_RANKS_WHOLE_PIECE) != 0;
     if ((st = rk_build_tokens(r, bytes, offsets, ids)) != BPE_OK)
         goto cleanup;
-    if (flags & BPE_RANKS_MERGE_LIST)
+    if (flags & BPE_RANKS_MERGE_LIST) {
         st = rk_build_merge_pairs(r, lefts, rights, results, n_merges);
-    else
+    } else {
         st = rk_build_split_pairs(r);
+        r->results_concatenate = 1;
+    }
     if (st == BPE_OK && n_tokens >= RK_BYTE_PAIRS_MIN)
         st = rk_build_byte_pairs(r);
     if (st == BPE_OK && n_tokens >= RK_BYTE_PAIRS_MIN && r->whole_piece)
@@ -988,10 +1005,155 @@ static uint32_t rk_rule(const void *table, uint32_t left, uint32_t right,
  * ("a" * 1,000,000, a million spaces) is merged by merge.h's run engine, in
  * O(runs log runs) batched steps instead of O(len log len) single ones
  * (positions must fit its 31-bit keys).  Other long pieces (prose, CJK,
- * random letters: about one run per byte) take the heap, whose single steps
- * cost less than the run engine's. */
+ * random letters: about one run per byte) go to rk_merge_windows. */
 #define RK_RUNS_SHARE 4
 #define RK_RUNS_MAX_LEN ((size_t)1 << 31)
+
+/* Merges p[0..len) (2 <= len < BPE__MERGE_HEAP_THRESHOLD) with the short
+ * loop; the parts are left in s->sym, their number returned. */
+static size_t rk_merge_short(const bpe_ranks *r, const unsigned char *p, size_t len,
+                             rk_scratch *s)
+{
+    size_t i;
+    for (i = 0; i < len; i++)
+        s->sym[i] = r->byte_part[p[i]];
+    for (i = 0; i + 1 < len; i++) {
+        if (r->byte_pairs) {
+            const rk_byte_pair *e = &r->byte_pairs[(size_t)p[i] << 8 | p[i + 1]];
+            s->prio[i] = e->prio;
+            s->res[i] = e->result;
+        } else {
+            s->prio[i] = rk_pair_get(r, s->sym[i], s->sym[i + 1], &s->res[i]);
+        }
+    }
+    return bpe__merge_short(rk_rule, r, s->sym, NULL, s->prio, s->res, len);
+}
+
+/* The number of bytes part k covers (results_concatenate holds). */
+static size_t rk_part_len(const bpe_ranks *r, uint32_t k)
+{
+    return k < r->n_tokens ? rk_len(r, k) : 1;
+}
+
+/*
+ * Long pieces in windows.  Merging a long piece whole takes the heap, whose
+ * arrays (20 bytes per byte of the piece) leave the core's caches past a
+ * few KB: 1 MB of random letters took ~330 ms (cl100k).  Instead the piece
+ * is merged in windows of RK_WINDOW bytes on the short loop, and where two
+ * windows meet, the two parts on either side are checked.  Write BPE(x) for
+ * the parts the engine makes of bytes x (tiktoken's rule, or any rule that
+ * is a function of the two parts).  Two facts make this exact:
+ *
+ * (1) Windows of a result.  If BPE(x) = t1 .. tk, then for a <= b the bytes
+ *     that t_a .. t_b cover merge alone to t_a .. t_b.  The whole run merges
+ *     inside that span exactly when its lowest pair, leftmost among equals,
+ *     lies there; that pair is then also the lowest, leftmost, of the span's
+ *     own pairs (fewer pairs), so the span alone makes the same merges in
+ *     the same order (no merge crosses a final boundary), and ends where the
+ *     whole run leaves no mergeable pair among them.
+ * (2) Pairs suffice.  Let parts t1 .. tk cover x (t_i covers [e_{i-1},
+ *     e_i)) such that every two neighbours, merged alone, give themselves:
+ *     BPE(x[e_{i-1} .. e_{i+1})) = t_i t_{i+1}.  Then BPE(x) = t1 .. tk.
+ *     Proof: suppose some merge of the whole run crosses a boundary e_i and
+ *     let M be the first one; before M every merge lies inside one t's
+ *     span.  Compare the run on the pair of spans A B around e_i alone (the
+ *     "pair run", which by assumption never crosses e_i): by induction the
+ *     whole run's merges inside A B before M are the pair run's first ones,
+ *     in order -- from the same state of A B, the whole run's next merge
+ *     there is the lowest, leftmost, of all pairs, so of A B's pairs, which
+ *     is the pair run's next merge (merges elsewhere change no pair with
+ *     both parts in A B).  At M, A B is in a state of the pair run, and M is
+ *     the lowest, leftmost, of A B's pairs too: the pair run would cross e_i
+ *     there.  Contradiction, so no merge crosses a boundary.  Each span then
+ *     merges as it would alone (as in (1)), which by (1) on the pair run
+ *     ends in its t; and the pair (t_i, t_{i+1}) has no priority, or the
+ *     pair run would have merged it.
+ *
+ * The loop keeps a prefix of committed parts in which every two neighbours
+ * pass the test of (2).  It merges the next window, parts R (neighbours in
+ * R pass by (1)), and tests the last committed part with R's first; when
+ * they fail, the last committed part is taken back and the window, now
+ * starting where that part started, is merged again.  At the end all
+ * neighbours pass, so by (2) the parts are BPE(piece): exact for any rank
+ * file.  A window that would outgrow the short loop (RK_WINDOW_MAX) gives
+ * up and the piece goes to the heap, which is always exact.
+ *
+ * 1 MB of random lowercase letters (one piece), CPU time, best of 5, whole
+ * encode_ordinary: cl100k ~260 -> ~76 ms, gpt2 ~205 -> ~62 ms, o200k ~313
+ * -> ~84 ms.  Windows of 16 to 32 bytes measured the same; 48 and 64 slower
+ * (the short loop rescans its window after every merge).  What limits it
+ * (perf, cl100k): rk_pair_get ~29% and the short loop ~28% -- random
+ * letters are ~1.85 bytes per token, so ~460,000 merges per MB, each asking
+ * the pair table (4 MB) about its new neighbours, a cache miss when the
+ * filter lets the question through.  A merge-free method (longest tokens
+ * checked by the test of (2), as GitHub's bpe crate does) would be needed
+ * for the 10 ms of issue 13; dead end here: rk_pair_get inlined into the
+ * loop (no change).
+ */
+#define RK_WINDOW 32
+#define RK_WINDOW_MAX (BPE__MERGE_HEAP_THRESHOLD - 1)
+#define RK_GIVE_UP 1  /* rk_merge_windows: take the heap instead */
+
+/* Whether parts x then y, covering p[a..b) then p[b..c), are what p[a..c)
+ * merges to alone (the test of (2) above); -1 when p[a..c) is too long
+ * for the short loop. */
+static int rk_neighbours_pass(const bpe_ranks *r, const unsigned char *p, size_t a,
+                              size_t c, uint32_t x, uint32_t y, rk_scratch *s)
+{
+    uint32_t merged;
+    if (c - a > RK_WINDOW_MAX)
+        return -1;
+    if (rk_pair_get(r, x, y, &merged) != RK_NONE)
+        return 0; /* they would merge */
+    return rk_merge_short(r, p + a, c - a, s) == 2 && s->sym[0] == x && s->sym[1] == y;
+}
+
+/* Merges p[0..len) window by window (above) into out as parts (not IDs);
+ * *count gets their number.  RK_GIVE_UP when a window outgrew the short
+ * loop.  Uses s->sym, prio, res (merging) and s->next (where each committed
+ * part ends). */
+static int rk_merge_windows(const bpe_ranks *r, const unsigned char *p, size_t len,
+                            rk_scratch *s, uint32_t *out, size_t *count)
+{
+    uint32_t *ends = s->next;
+    size_t k = 0, pos = 0, i;
+    while (pos < len) {
+        size_t stop = pos + RK_WINDOW, start = pos, m, at;
+        if (stop >= len)
+            stop = len;
+        else
+            while (stop > pos + 1 && (p[stop] & 0xc0) == 0x80)
+                stop--; /* end windows before a character's first byte */
+        for (;;) {
+            int pass;
+            if (stop - start > RK_WINDOW_MAX)
+                return RK_GIVE_UP;
+            m = stop - start >= 2 ? rk_merge_short(r, p + start, stop - start, s) : 1;
+            if (stop - start < 2)
+                s->sym[0] = r->byte_part[p[start]];
+            for (i = 0; i < m; i++) /* staged after the committed parts */
+                out[k + i] = s->sym[i];
+            if (k == 0)
+                break;
+            pass = rk_neighbours_pass(r, p, k >= 2 ? ends[k - 2] : 0,
+                                      start + rk_part_len(r, out[k]), out[k - 1], out[k], s);
+            if (pass < 0)
+                return RK_GIVE_UP;
+            if (pass)
+                break;
+            k--; /* take the last committed part back into the window */
+            start = k > 0 ? ends[k - 1] : 0;
+        }
+        for (i = 0, at = start; i < m; i++) {
+            at += rk_part_len(r, out[k + i]);
+            ends[k + i] = (uint32_t)at;
+        }
+        k += m;
+        pos = stop;
+    }
+    *count = k;
+    return BPE_OK;
+}
 
 /* Merges one piece p[0..len) (len >= 2) into out; *count gets the number
  * of IDs. */
@@ -999,44 +1161,44 @@ static int rk_merge_piece(const bpe_ranks *r, const unsigned char *p, size_t len
                           rk_scratch *s, uint32_t *out, size_t *count)
 {
     size_t i, n;
+    uint32_t *parts;
     int status;
     if (len >= RK_NONE)
         return BPE_ETOOBIG;
     if ((status = rk_scratch_reserve(s, len)) != BPE_OK)
         return status;
-    for (i = 0; i < len; i++)
-        s->sym[i] = r->byte_part[p[i]];
-    if (len >= BPE__MERGE_HEAP_THRESHOLD && len < RK_RUNS_MAX_LEN) {
+    parts = s->sym; /* (after the reserve, which may move it) */
+    if (len < BPE__MERGE_HEAP_THRESHOLD) {
+        n = rk_merge_short(r, p, len, s);
+        goto done;
+    }
+    if (len < RK_RUNS_MAX_LEN) {
         size_t runs = 1;
         for (i = 1; i < len; i++)
             runs += p[i] != p[i - 1];
         if (runs * RK_RUNS_SHARE <= len) {
+            for (i = 0; i < len; i++)
+                s->sym[i] = r->byte_part[p[i]];
             /* cnt and wid in prio and res, which the long paths leave alone;
              * the heap has 3 * cap >= 2 * len + BPE__RUN_PUSHES entries */
             n = bpe__merge_runs(rk_rule, r, s->sym, s->prio, s->res, s->next,
                                 s->prev, s->heap, 3 * s->cap, len);
             goto done;
         }
-    }
-    if (len < BPE__MERGE_HEAP_THRESHOLD) {
-        for (i = 0; i + 1 < len; i++) {
-            if (r->byte_pairs) {
-                const rk_byte_pair *e = &r->byte_pairs[(size_t)p[i] << 8 | p[i + 1]];
-                s->prio[i] = e->prio;
-                s->res[i] = e->result;
-            } else {
-                s->prio[i] = rk_pair_get(r, s->sym[i], s->sym[i + 1], &s->res[i]);
-            }
+        if (r->results_concatenate &&
+            rk_merge_windows(r, p, len, s, out, &n) == BPE_OK) {
+            parts = out;
+            goto done;
         }
-        n = bpe__merge_short(rk_rule, r, s->sym, NULL, s->prio, s->res, len);
-    } else
-        n = bpe__merge_heap(rk_rule, r, s->sym, NULL, s->next, s->prev,
-                            s->heap, len);
+    }
+    for (i = 0; i < len; i++)
+        s->sym[i] = r->byte_part[p[i]];
+    n = bpe__merge_heap(rk_rule, r, s->sym, NULL, s->next, s->prev, s->heap, len);
 done:
     for (i = 0; i < n; i++) {
-        if (s->sym[i] >= r->n_tokens)
+        if (parts[i] >= r->n_tokens)
             return BPE_EINVAL; /* a byte with no token was left alone */
-        out[i] = rk_id(r, s->sym[i]);
+        out[i] = rk_id(r, parts[i]);
     }
     *count = n;
     return BPE_OK;

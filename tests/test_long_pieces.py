@@ -218,6 +218,22 @@ def test_odd_rank_order_runs(vocab, backend):
             assert table.encode_piece(piece) == _oracle(piece, ranks), (vocab, piece[:8], n)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_tokens_longer_than_a_window(backend):
+    # Long pieces without runs are merged in windows of a few dozen bytes
+    # whose meeting parts are checked (csrc/ranks.c: rk_merge_windows).
+    # Here tokens double up to 128 bytes ("ab" * 64), so two neighbours no
+    # longer fit a window: the C core must fall back to the heap, exactly.
+    ranks = {b"a": 0, b"b": 1, b"c": 2}
+    for k in range(1, 8):
+        ranks[b"ab" * 2 ** (k - 1)] = 2 + k
+    ranks[b"cab"] = 20
+    table = _encoding(ranks, backend)._table
+    for n in list(range(40, 300, 7)) + [1000, 1001]:
+        for piece in (b"ab" * n, b"ab" * n + b"a", b"c" + b"ab" * n, b"abc" * n, b"ab" * n + b"c" + b"ab" * n):
+            assert table.encode_piece(piece) == _oracle(piece, ranks), (piece[:8], len(piece))
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(vocab=st.sampled_from(range(len(ODD_VOCABS))),
        runs=st.lists(st.tuples(st.sampled_from([b"a", b"b", b" ", b"aa", b"ab"]),
