@@ -203,6 +203,11 @@ def test_pieces_are_coloured_on_a_terminal_only(files):
     assert piped == "hello \u2581world\n".encode()
     assert b"\x1b[" in ok("encode", "gpt2", "--pieces", "--color", "always", "hello world").stdout
     assert b"\x1b[" not in run("encode", "gpt2", "--pieces", "hello", env={"NO_COLOR": "1"}).stdout
+    out = files[0] / "pieces.txt"
+    ok("encode", "gpt2", "--pieces", "hello world", "-o", out)
+    assert out.read_bytes() == piped
+    ok("encode", "gpt2", "--pieces", "--color", "always", "hello world", "-o", out)
+    assert b"\x1b[48;5;" in out.read_bytes()
 
 
 # -- encode / decode -----------------------------------------------------------------

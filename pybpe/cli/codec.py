@@ -77,7 +77,8 @@ def _common_options(p, what):
                         "line at a time")
     p.add_argument("-p", "--pieces", action="store_true", help="show the tokens themselves instead of IDs")
     p.add_argument("--color", choices=("auto", "always", "never"), default="auto",
-                   help="colour each piece (--pieces): auto = when writing to a terminal (default)")
+                   help="colour each piece (--pieces): auto = when writing to a terminal (default); always "
+                        "also into files and pipes")
     add_output_option(p, "the output")
 
 
@@ -97,7 +98,7 @@ def _pieces(tok, ids, colour):
 def run_encode(args):
     tok, rest = tokenizer_from_args(args, args.args)
     inputs = _inputs(args, rest, "texts")
-    colour = args.pieces and args.output == "-" and wants_colour(args.color, sys.stdout)
+    colour = args.pieces and wants_colour(args.color, sys.stdout if args.output == "-" else None)
 
     def show(ids):
         return _pieces(tok, ids, colour) if args.pieces else " ".join(map(str, ids))
@@ -135,7 +136,7 @@ def _where(path, lineno):
 def run_decode(args):
     tok, rest = tokenizer_from_args(args, args.args)
     inputs = _inputs(args, rest, "IDs")
-    colour = args.pieces and args.output == "-" and wants_colour(args.color, sys.stdout)
+    colour = args.pieces and wants_colour(args.color, sys.stdout if args.output == "-" else None)
 
     def show(ids, where, ending="\n"):
         """The IDs' text; or their pieces, a line of them (`ending` ends it)."""
