@@ -5,8 +5,10 @@ it is), cuts documents at the separator, cuts long documents only where the
 result cannot change (see SAFE_CUT), encodes each part with the encoding's
 fastest path and appends the IDs to the output through pybpe's safe writer
 (pybpe/_atomic.py: a temporary file committed at the end, symlinks written
-through, devices and pipes written as streams, the input never overwritten).  Memory stays a few chunks whatever the file's size.  Not
-here: sharding into several output files, shuffling, multiprocessing.
+through, devices and pipes written as streams, the input never overwritten).  Memory stays a few chunks whatever the file's size.  The
+loop itself (write_ids) takes any binary stream: pybpe/distributed.py runs
+it on byte ranges and compressed files, one shard per partition, on Dask
+workers.  Not here: shuffling.
 """
 import codecs
 import os
@@ -127,19 +129,44 @@ def encode_file(enc, encode_array, path, out_path, *, document_separator=None, d
     if not isinstance(chunk_size, int) or chunk_size < 1:
         raise ValueError("chunk_size must be a positive int")
     name = _dtype_name(dtype, enc.n_vocab)
-    code = typecode(*_DTYPES[name][:2])
     eot = enc.eot_token if append_eot else None
     bar = _Progress(os.path.getsize(path), progress)
-    written = 0
     with open(path, "rb") as f, atomic_output(out_path, inputs=(path,)) as out:
-        for text, ends_document in _parts(f, document_separator, chunk_size, bar):
-            ids = encode_array(text, _DTYPES[name][1])
-            if ends_document and eot is not None:
-                ids.append(eot)
-            if ids.typecode != code:
-                ids = array(code, ids)
-            ids.tofile(out)
-            written += len(ids)
+        written, _ = write_ids(encode_array, f, out, name, eot=eot, document_separator=document_separator,
+                               chunk_size=chunk_size, progress=bar)
         bar(os.path.getsize(path), final=True)
     return written
+
+
+def write_ids(encode_array, f, out, dtype_name, *, eot, document_separator, chunk_size,
+              progress=lambda done: None, open_end=False):
+    """The loop of encode_file, on any binary stream `f` (a file, a byte range
+    of one, a decompressing reader: pybpe/distributed.py's partitions): its
+    documents' IDs as `dtype_name` to `out` (with `write`), each document
+    followed by `eot` unless that is None.  `open_end`: the stream stops
+    inside a document (a partition cut at a safe place), so its last piece
+    gets no eot and ends no document.  Returns (IDs written, documents ended)."""
+    code, itemsize = typecode(*_DTYPES[dtype_name][:2]), _DTYPES[dtype_name][1]
+    written = documents = 0
+    pending = None  # the last piece is written one step late: only then is it known to be the last
+    for piece in _parts(f, document_separator, chunk_size, progress):
+        if pending is not None:
+            written, documents = _write_piece(encode_array, out, pending, eot, code, itemsize, written, documents)
+        pending = piece
+    if pending is not None:
+        if open_end:
+            pending = (pending[0], False)
+        written, documents = _write_piece(encode_array, out, pending, eot, code, itemsize, written, documents)
+    return written, documents
+
+
+def _write_piece(encode_array, out, piece, eot, code, itemsize, written, documents):
+    text, ends_document = piece
+    ids = encode_array(text, itemsize)
+    if ends_document and eot is not None:
+        ids.append(eot)
+    if ids.typecode != code:
+        ids = array(code, ids)
+    ids.tofile(out)
+    return written + len(ids), documents + ends_document
 
