@@ -441,6 +441,33 @@ def test_convert_between_every_format(files, backend):
     assert b"say --to" in run("convert", "-e", "gpt2", "-o", tmp / "what.json", check=1).stderr
 
 
+def test_a_wordpiece_file_works_with_every_command(files):
+    """pybpe.load gives a WordPieceTokenizer for its files: the commands take it too."""
+    from pybpe.wordpiece import WordPieceTokenizer
+
+    tmp, corpus, held = files
+    wp = WordPieceTokenizer(vocab_size=60)
+    wp.train(lines_of(CORPUS))
+    model = tmp / "wp.json"
+    wp.save(model)
+    text = "the newest café"
+    ids = wp.encode(text)
+    assert ok("encode", "-t", model, text).stdout.decode() == " ".join(map(str, ids)) + "\n"
+    assert ok("decode", "-t", model, *ids).stdout.decode() == wp.decode(ids)
+    assert ok("count", "-t", model, stdin=HELDOUT).stdout == b"%d\n" % len(wp.encode(HELDOUT))
+    shown = ok("inspect", "-t", model, "--merges", 2).stdout.decode().splitlines()
+    (a, b), score = wp.merges[0], wp.merge_scores[0]
+    assert shown[0].startswith("%s: WordPieceTokenizer" % model)
+    first = next(line for line in shown if line.split()[0] == "0:")
+    assert first.split() == ["0:", a, "+", b, "->", a + b[2:], str(score[0])]
+    stats = ok("stats", "-t", model, held).stdout.decode()
+    assert "tokens are [UNK]" in stats
+    assert b"WordPiece" in run("stats", "-t", model, held, "--plot", tmp / "x.png", check=1).stderr
+    ok("convert", model, "-o", tmp / "tokenizer.json")
+    assert pybpe.load(tmp / "tokenizer.json").encode(text) == ids
+    assert b"WordPiece" in run("convert", model, "-o", tmp / "x.tiktoken", check=2).stderr
+
+
 def test_bench_reports_each_tokenizer(files):
     tmp, corpus, _ = files
     out = ok("bench", corpus, "-e", "gpt2", "--rounds", 1, "--vocab-size", 60).stdout.decode().splitlines()

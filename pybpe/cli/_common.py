@@ -138,9 +138,11 @@ class Tok:
 
     def __init__(self, tokenizer, label):
         from ..encoding import Encoding
+        from ..wordpiece import WordPieceTokenizer
 
         self.tokenizer, self.label = tokenizer, label
         self.is_encoding = isinstance(tokenizer, Encoding)
+        self.is_wordpiece = isinstance(tokenizer, WordPieceTokenizer)
         if self.is_encoding:
             self.specials = dict(tokenizer.special_tokens)
         else:
@@ -183,12 +185,26 @@ class Tok:
             return self.tokenizer.decode_bytes(ids).decode("utf-8", "replace")
         return self.tokenizer.decode(ids)
 
+    @property
+    def byte_level(self):
+        return self.is_encoding or (not self.is_wordpiece and self.tokenizer.flavour.byte_level)
+
+    @property
+    def unknown_id(self):
+        """The ID unseen text becomes (<UNK>, [UNK]), or None at byte level (there is none)."""
+        if self.byte_level:
+            return None
+        return self.tokenizer.token_to_id[self.tokenizer.unk_token] if self.is_wordpiece else 0
+
     def describe(self):
         """One line: what kind of tokenizer this is."""
-        if self.is_encoding:
-            return "encoding %s: %d tokens (%d special), byte level" % (
-                self.tokenizer.name, self.tokenizer.n_vocab, len(self.specials))
         tok = self.tokenizer
+        if self.is_encoding:
+            return "encoding %s: %d tokens (%d special), byte level" % (tok.name, tok.n_vocab, len(self.specials))
+        if self.is_wordpiece:
+            return "WordPieceTokenizer: %d tokens (%d merges + %d special), continuation prefix %r%s" % (
+                tok.vocab_size, len(tok.merges), len(self.specials), tok.prefix,
+                ", lowercase" if tok.lowercase else "")
         return "BPETokenizer: %d tokens (%d base + %d merges + %d special), %s" % (
             tok.vocab_size, tok.vocab_size - len(tok.merges) - len(self.specials), len(tok.merges),
             len(self.specials), flavour_name(tok))

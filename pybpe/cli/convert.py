@@ -106,7 +106,7 @@ def run(args):
     from .. import dump_gpt2_bpe, dump_hf_tokenizer, dump_tiktoken_bpe
 
     tok = read_input(args)
-    fmt = output_format(args, not tok.is_encoding)
+    fmt = output_format(args, not tok.is_encoding)  # (a WordPiece file is a model too)
     inputs = [p for p in (args.args + [args.tokenizer, args.merges]) if p]
     outputs = [args.output]
     if fmt == "gpt2":
@@ -117,7 +117,17 @@ def run(args):
         check_not_input(out, inputs)
     target = sys.stdout.buffer if args.output == "-" else args.output
     notes = []
-    if fmt == "pybpe":
+    if tok.is_wordpiece:
+        if fmt not in ("pybpe", "hf"):
+            raise InputError("%s is a WordPiece vocabulary: it converts to pybpe's JSON or a tokenizer.json "
+                             "(--to pybpe or hf), not to %s" % (tok.label, fmt))
+        from ..wordpiece import dump_hf_wordpiece
+
+        if fmt == "pybpe":
+            tok.tokenizer.save(target)
+        else:
+            dump_hf_wordpiece(tok.tokenizer, target)
+    elif fmt == "pybpe":
         if tok.is_encoding:
             raise InputError("%s is an encoding, which has no flavour or training counts to make a pybpe model of; "
                              "convert it to tiktoken, gpt2 or hf" % tok.label)

@@ -43,6 +43,9 @@ def merges_of(tok):
         pieces = tok.id_to_piece
         return [(a, b, ranks[pieces[a] + pieces[b]], None) for a, b in pairs]
     ids = t.token_to_id
+    if tok.is_wordpiece:  # (a, "##b") makes a + b; the count is count(ab) when chosen
+        made = [a + b[len(t.prefix):] for a, b in t.merges]
+        return [(ids[a], ids[b], ids[m], score[0]) for (a, b), m, score in zip(t.merges, made, t.merge_scores)]
     return [(ids[a], ids[b], ids[a + b], n or None) for (a, b), n in zip(t.merges, t.merge_counts)]
 
 
@@ -73,7 +76,7 @@ def run(args):
     if args.longest:
         specials = set(tok.specials.values())
         longest = sorted((i for i in pieces if i not in specials), key=lambda i: (-len(pieces[i]), i))
-        unit = "bytes" if tok.is_encoding or tok.tokenizer.flavour.byte_level else "characters"
+        unit = "bytes" if tok.byte_level else "characters"
         out.write("longest %d tokens (ID, %s, token):\n" % (min(args.longest, len(longest)), unit))
         for i in longest[:args.longest]:
             out.write("%7d  %3d  %s\n" % (i, len(pieces[i]), piece_text(pieces[i], True)))

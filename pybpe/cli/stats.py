@@ -55,6 +55,9 @@ def run(args):
     if args.points < 1:
         raise UsageError("--points must be at least 1")
     if args.plot is not None:
+        if tok.is_wordpiece:
+            raise UsageError("--plot draws BPE's merges one by one; WordPiece encodes longest match first, "
+                             "not merge by merge")
         _pyplot_figure()  # fail before the work when matplotlib is missing
     texts = [read_text(path) for path in paths]
     ids = [tok.encode(text, args.special) for text in texts]
@@ -73,9 +76,10 @@ def run(args):
     out.write("tokens/word  %s\n" % _ratio(n_tokens, n_words))
     out.write("vocabulary   %d of %d tokens used (%.1f%%), %d never\n"
               % (len(used), tok.vocab_size, 100 * len(used) / max(tok.vocab_size, 1), tok.vocab_size - len(used)))
-    if not tok.is_encoding and not tok.tokenizer.flavour.byte_level:
-        unknown = sum(row.count(0) for row in ids)  # ID 0 is <UNK> in the character flavours
-        out.write("unknown      %d tokens are <UNK> (%.2f%%)\n" % (unknown, 100 * unknown / max(n_tokens, 1)))
+    if tok.unknown_id is not None:
+        unknown = sum(row.count(tok.unknown_id) for row in ids)
+        out.write("unknown      %d tokens are %s (%.2f%%)\n"
+                  % (unknown, tok.id_to_piece[tok.unknown_id], 100 * unknown / max(n_tokens, 1)))
     exact = all(tok.decode(row) == text for row, text in zip(ids, texts))
     out.write("round trip   %s\n" % ("exact: decode gives the text back" if exact else
                                      "lossy: decode gives other text (whitespace, case or <UNK>)"))
