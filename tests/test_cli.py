@@ -537,6 +537,23 @@ def test_debug_shows_the_traceback(bad_files):
     assert b"Traceback" in done.stderr
 
 
+def test_an_unexpected_error_is_one_line_and_exit_code_3(monkeypatch, capsys):
+    """A bug (an exception no command expects) is still one line, exit code
+    3, naming --debug; with --debug it is the traceback.  (In-process: a
+    subprocess cannot be made to have a bug.)"""
+    from pybpe.cli import count, main
+
+    def broken(args):
+        raise RuntimeError("something\nwent wrong")
+
+    monkeypatch.setattr(count, "run", broken)
+    assert main(["count", "gpt2"]) == 3
+    err = capsys.readouterr().err
+    assert err == "pybpe: internal error: RuntimeError: something went wrong (run again with --debug for the traceback)\n"
+    with pytest.raises(RuntimeError):
+        main(["count", "gpt2", "--debug"])
+
+
 def test_ctrl_c_exits_130_quietly():
     child = subprocess.Popen([SCRIPT, "encode", "gpt2"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE)

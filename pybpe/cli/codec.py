@@ -49,7 +49,7 @@ _ID_SEPARATORS = re.compile(r"[\s,\[\]]+")
 
 def add_parsers(sub, common):
     p = sub.add_parser("encode", parents=[common], help="text -> token IDs (or pieces)",
-                       description=__doc__.split("\n\n", 1)[1], epilog=ENCODE_EXAMPLES)
+                       description=__doc__, epilog=ENCODE_EXAMPLES)
     p.add_argument("args", nargs="*", metavar="TEXT",
                    help="texts to encode, one output line each ([TOKENIZER] TEXT... without -t or -e); "
                         "without any, stdin is read")
@@ -60,7 +60,7 @@ def add_parsers(sub, common):
     p.set_defaults(run=run_encode)
 
     p = sub.add_parser("decode", parents=[common], help="token IDs -> text (or pieces)",
-                       description=__doc__.split("\n\n", 1)[1], epilog=DECODE_EXAMPLES)
+                       description=__doc__, epilog=DECODE_EXAMPLES)
     p.add_argument("args", nargs="*", metavar="ID",
                    help="IDs to decode as one sequence ([TOKENIZER] ID... without -t or -e); without any, "
                         "stdin is read")
