@@ -1,7 +1,7 @@
 """The command line, run as users run it: the installed `pybpe` console script in a subprocess.
 
 Every command (demo, train, encode, decode, count, stats, inspect, convert,
-bench) against what the Python API gives for the same input; the modes of
+bench, wordpiece) against what the Python API gives for the same input; the modes of
 encode / decode (line by line, streamed; whole inputs; pieces, coloured on
 a terminal only) and the round trip through a shell pipe; progress that
 redraws on a terminal and writes plain lines elsewhere; every error path:
@@ -90,6 +90,14 @@ def test_every_command_has_help_with_examples_and_every_option_help_text():
         assert "examples:" in shown and "pybpe %s" % name in shown.split("examples:")[1], name
     top = ok("--help").stdout.decode()
     assert all(name in top for name in commands) and "exit codes" in top
+
+
+def test_wordpiece_comparison_runs_from_the_script(files):
+    """`pybpe wordpiece` (tests/test_wordpiece.py checks its figures) through the console script."""
+    out = ok("wordpiece").stdout.decode()
+    assert out.startswith("corpus: built-in") and "WordPiece" in out
+    assert ok("wordpiece", files[1], "--vocab-size", 60).stdout.decode().startswith("corpus: %s" % files[1])
+    assert b"missing.txt" in run("wordpiece", files[0] / "missing.txt", check=2).stderr
 
 
 def test_demo_keeps_working():
