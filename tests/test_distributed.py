@@ -9,12 +9,13 @@ checked in-process, without Dask, on tiny block sizes.
 The corpus is pybpe's bundled Hamlet (pybpe/data/hamlet.txt, 174 KB), so
 nothing here needs the shared data folder.  One cluster serves the module.
 """
+import ast
 import functools
 import gzip
 import io
 import importlib.resources
-import itertools
 import os
+import re
 import subprocess
 import sys
 import time
@@ -27,7 +28,6 @@ import zstandard
 from distributed import Client, KilledWorker, LocalCluster
 
 import pybpe
-from pybpe import _encode_file
 from pybpe import core as backends
 from pybpe import distributed as pd
 
@@ -179,7 +179,7 @@ def read_shards(out_dir, index, typecode="H"):
 
 def encode_file_reference(enc, tmp_path, paths, sep, typecode="H"):
     """encode_file on each file (decompressed first), concatenated."""
-    ids, documents = array(typecode), 0
+    ids = array(typecode)
     for k, path in enumerate(paths):
         plain = _write(tmp_path / ("plain-%d.txt" % k), "".join(lines_of([path])))
         out = tmp_path / ("ref-%d.bin" % k)
@@ -403,3 +403,25 @@ def test_importing_pybpe_distributed_imports_no_dask():
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed', 'zstandard')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_readme_example_runs(tmp_path):
+    # The README's LocalCluster example is a script (worker processes import
+    # it again), so it runs here as one, in a folder of its own.
+    readme = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "README.md")
+    if not os.path.exists(readme):
+        pytest.skip("README.md is not beside this copy of the tests")
+    with open(readme, encoding="utf-8") as f:
+        blocks = [b for b in re.findall(r"```python\n(.*?)```", f.read(), flags=re.S)
+                  if "from pybpe.distributed import" in b]
+    assert len(blocks) == 1
+    (tmp_path / "example.py").write_text(blocks[0], encoding="utf-8")
+    run = subprocess.run([sys.executable, "example.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    merges, tokens, documents, shards = map(int, re.match(
+        r"(\d+) merges; (\d+) tokens, (\d+) documents in (\d+) shards\n", run.stdout).groups())
+    hamlet_documents = len(HAMLET.split("\n\n")) - HAMLET.endswith("\n\n")  # a last empty one is dropped
+    assert (merges, documents, shards) == (1000 - 256 - 1, 4 * hamlet_documents, 4)
+    opening = ast.literal_eval(run.stdout.splitlines()[1])  # the first shard's first 8 tokens, decoded
+    assert len(opening) > 8 and HAMLET.startswith(opening)
+    assert "encode_to_shards" in run.stderr  # the progress lines
