@@ -17,9 +17,11 @@
  *   - text level, text.h: C that reads UTF-8 text -- counter.c (str.split()
  *     word counting, initial symbols, the initial word table), encode_text.c
  *     (one-call text encoding for BPETokenizer), pretok.c (the gpt2 / cl100k
- *     / o200k scanners, with Unicode tables) and ranks.c (tiktoken's
- *     rank-table merging).  Its private helpers (UTF-8, the str.split()
- *     scanner) are in text_internal.h.  It is built on this header.
+ *     / o200k scanners, with Unicode tables), ranks.c (tiktoken's
+ *     rank-table merging) and piece_cache.c (ranks.c's piece cache, which
+ *     lives across calls).  Its private helpers (UTF-8, the str.split()
+ *     scanner) are in text_internal.h, the cache's in piece_cache.h.  It is
+ *     built on this header.
  *   - Python level: py/idlists.h, the only C that knows a CPython format
  *     (marshal streams for making lists of ints quickly).
  *

@@ -6,8 +6,43 @@
  * a 64-byte line, sized once: nothing grows while encoding, so the memory a
  * cache holds is bpe_piece_cache_bytes() from start to end.
  *
- * Measurements (policy, size) are in the header of piece_cache.h's
- * BPE__PC_POLICY and below, where the default is chosen.
+ * Measurements.  C alone (a harness calling bpe_ranks_encode_cached and
+ * bpe_ranks_encode_batch, not kept), o200k, CPU time, medians of 7 runs
+ * alternating between the builds in one loop, on a shared machine (load
+ * 7-10 on 2 cores: +-10%), so the counts of what the cache did not know
+ * decide where the times are close.  Workloads: "unseen", 7 slices of 0.5 MB,
+ * one call each, after a warm call on another slice (what
+ * tools/bench_encode_table.py times); "short", 10,000 calls of 200 bytes of
+ * Shakespeare; "chat", 20,000 messages of 10 bytes to a few KB (lognormal,
+ * 60% Shakespeare, 20% Python source, 20% multilingual); "zipf", 0.5 MB
+ * slices of random lowercase words drawn from a million by Zipf's law
+ * (s = 1.1), where almost every piece must be merged.
+ *
+ *   MB/s (misses: merges + token-table lookups, thousands)
+ *                      unseen prose  unseen code  zipf         short        chat
+ *   per-call caches    54.5          84.4         36.7         39.9         42.5
+ *   1 direct, 1 MiB    66.1 (60.2)   91.3 (42.3)  39.5 (134.8) 54.6 (45.3)  58.2 (114.2)
+ *   2 LFU, 1 MiB       69.8 (39.7)   90.5 (25.8)  41.6 (118.6) 55.0 (33.7)  61.3 (74.3)
+ *   3 second sight     71.3 (40.5)   90.0 (27.8)  43.7 (110.8) 55.7 (33.7)  62.2 (72.2)
+ *
+ * Four ways of 16 bytes (one line) for whole tokens and a count per entry
+ * keep the frequent pieces where direct mapping let every rare piece evict
+ * one: over a quarter fewer misses.  Between 2 and 3 the counts differ by a few
+ * percent either way and 3 was as fast or faster on four of five; it is
+ * the policy (BPE__PC_POLICY).  Sizes, policy 3, unseen prose / zipf / chat:
+ * 768 KiB 72.3 / 43.3 / 61.7, 1 MiB 71.3 / 43.7 / 62.2, 1.5 MiB 67.6 /
+ * 40.1 / 63.4 (policy 2 at 2 MiB: 65.2 / 38.0 / 62.8).  A larger cache
+ * misses less (prose merges 30.8k -> 27.7k at 1.5 MiB) but its lines
+ * compete with o200k's filters (1.5 MB) for the core's 2 MB cache; 1 MiB
+ * is the default (BPE_PIECE_CACHE_DEFAULT_BYTES).  Instructions
+ * (cachegrind, table build subtracted), before -> after: 3 MB of unseen
+ * prose in 0.5 MB calls 223.2M -> 198.8M (-11%; with no cache across calls
+ * 228.3M); 10,000 calls of 200 bytes 289.1M -> 146.7M (-49%; with none,
+ * 277.1M: ranks.c's merge scratch on the stack and one allocation for the
+ * call's own cache, where there were up to nine); chat 778.6M -> 514.8M
+ * (-34%).  What is left on unseen prose (perf): the short table's
+ * lines and the token filter missing the core's cache, and merging the
+ * pieces no call has seen (8,800 per MB of Shakespeare).
  */
 #include <stdlib.h>
 #include <string.h>

@@ -45,16 +45,17 @@
 
 #include "text.h"
 
-/* Policies, chosen at compile time (piece_cache.c has the measurements):
+/* Policies, chosen at compile time (piece_cache.c has the measurements;
+ * 3 won, the others stay for measuring again):
  *   1  direct-mapped, a new piece overwrites its slot (one way per set);
  *   2  least frequent: each entry counts its hits (up to BPE__PC_FREQ_MAX);
  *      a new piece takes an empty way or the least-counted one, and every
  *      miss in a set ages the others by one, so stale favourites go;
- *   3  admission on second sight: as 2, but a new piece only replaces an
- *      entry whose count is 0; otherwise that count drops by one and the
- *      piece is not stored (it must come back to get in). */
+ *   3  admission on second sight: counts as in 2, but a new piece only
+ *      replaces an entry whose count is 0; otherwise that count drops by
+ *      one and the piece is not stored (it must come back to get in). */
 #ifndef BPE__PC_POLICY
-#define BPE__PC_POLICY 2
+#define BPE__PC_POLICY 3
 #endif
 #define BPE__PC_FREQ_MAX 15
 

@@ -655,9 +655,12 @@ class Encoding:
         slice is one C call that runs without the GIL; only the UTF-8 encoding
         and the building of the result lists (from a marshal stream, see
         pybpe/core/native/ranks.py) hold it.  There are several slices per thread, so
-        one thread builds its lists while another is in C.  On the Python
-        backend the texts are encoded one after another on the calling
-        thread: pure-Python work cannot share the GIL.
+        one thread builds its lists while another is in C.  Each slice's
+        call takes one of the Encoding's idle piece caches (see
+        piece_cache), so every worker thread has its own while it works and
+        the next batch's workers find them warm.  On the Python backend the
+        texts are encoded one after another on the calling thread:
+        pure-Python work cannot share the GIL.
 
             >>> from pybpe import get_encoding
             >>> get_encoding("gpt2").encode_ordinary_batch(["hello world", "hi"])
