@@ -347,6 +347,26 @@ def test_count_is_wc_like(files):
     assert ok("count", "gpt2", "--special", stdin=special).stdout == b"3\n"
 
 
+def test_count_streams_a_big_file_with_the_same_answer(tmp_path):
+    """A file several chunks long (count streams it through encode_file)
+    counts what encoding it whole gives; so does one that is not UTF-8 fail."""
+    import pybpe.cli.demo as demo
+
+    with open(demo.BUNDLED_CORPUS, encoding="utf-8") as f:
+        text = f.read() * 30  # 5 MB: more than one 4 MB chunk
+    big = tmp_path / "big.txt"
+    big.write_text(text, encoding="utf-8")
+    for name in ("cl100k_base", "gpt2"):
+        enc = pybpe.get_encoding(name)
+        want = len(enc.encode_ordinary(text))
+        assert ok("count", name, big).stdout == b"%d %s\n" % (want, str(big).encode())
+        got = ok("count", name, "-w", big, big).stdout.split(b"\n")[0].split()
+        assert [int(n) for n in got[:3]] == [want, len(text.split()), len(text.encode())]
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"fine\n" * 10 + b"\xff\n")
+    assert b"bad.txt: not valid UTF-8" in run("count", "gpt2", bad, check=2).stderr
+
+
 def enc_gpt2():
     return pybpe.get_encoding("gpt2")
 

@@ -5,10 +5,20 @@ total line when there are several, as `wc` prints them.  Each file is
 encoded as one whole text (what a model would be given); text that spells a
 special token counts as that text unless --special.  With no file, or "-",
 stdin is counted.
+
+A file under an encoding with the gpt2, cl100k or o200k pattern is streamed
+through Encoding.encode_file (a few MB in memory whatever its size; it cuts
+the text only where the result is the same as for the whole text); other
+inputs are read whole.
 """
+import os
 import sys
 
-from ._common import UsageError, add_tokenizer_options, read_text, tokenizer_from_args
+from .. import patterns
+from ._common import InputError, UsageError, add_tokenizer_options, read_lines, read_text, tokenizer_from_args
+
+# The patterns whose encodings Encoding.encode_file may cut the text for.
+_STREAMED_PATTERNS = {patterns.GPT2, patterns.GPT2_POSSESSIVE, patterns.CL100K, patterns.O200K}
 
 EXAMPLES = """\
 examples:
@@ -39,9 +49,14 @@ def run(args):
         raise UsageError("stdin (-) can be read once only")
     rows = []
     for path in paths:
+        name = "" if path == "-" and len(paths) == 1 else path
+        if (path != "-" and not args.special and tok.is_encoding and os.path.isfile(path)
+                and tok.tokenizer.pat_str in _STREAMED_PATTERNS):
+            rows.append((_streamed_tokens(tok.tokenizer, path),) + (_streamed_words(path) if args.words else (0, 0))
+                        + (name,))
+            continue
         text = read_text(path)
-        rows.append((len(tok.encode(text, args.special)), len(text.split()), len(text.encode("utf-8")),
-                     "" if path == "-" and len(paths) == 1 else path))
+        rows.append((len(tok.encode(text, args.special)), len(text.split()), len(text.encode("utf-8")), name))
     if len(rows) > 1:
         rows.append(tuple(sum(r[k] for r in rows) for k in range(3)) + ("total",))
     width = max(len(str(n)) for row in rows for n in (row[:3] if args.words else row[:1]))
@@ -52,3 +67,17 @@ def run(args):
             line += " %*d %*d %6s" % (width, words, width, size, per_word)
         sys.stdout.write((line + " " + name).rstrip() + "\n")
     return 0
+
+
+def _streamed_tokens(enc, path):
+    """The tokens of file `path` as one text, read a few MB at a time."""
+    try:
+        return enc.encode_file(path, os.devnull, append_eot=False)
+    except UnicodeDecodeError as exc:
+        raise InputError("%s: not valid UTF-8 (%s)" % (path, exc.reason)) from None
+
+
+def _streamed_words(path):
+    """(words, bytes) of file `path`, a line at a time."""
+    words = sum(len(text.split()) for _, _, text, _ in read_lines([path]))
+    return words, os.path.getsize(path)
