@@ -172,6 +172,33 @@ def test_tokenizer_progress_plain_lines_every_interval(monkeypatch, capsys):
     assert lines[-1].startswith("merges %d/" % len(tok.merges))
 
 
+def test_cli_progress_redraws_on_a_terminal_and_writes_lines_elsewhere(monkeypatch):
+    """The reading progress of `train` (pybpe/cli/_common.py's Progress)."""
+    import io
+
+    from pybpe.cli import _common
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.setattr(_common, "PLAIN_EVERY", 0.0)
+    monkeypatch.setattr(_common, "TTY_EVERY", 0.0)
+    for stream in (io.StringIO(), Terminal()):
+        progress = _common.Progress(True, stream)
+        for n in range(3):
+            progress.update("reading %d MB" % n)
+        progress.done()
+        shown = stream.getvalue()
+        if stream.isatty():
+            assert shown == "\rreading 1 MB\x1b[K\rreading 2 MB\x1b[K\n"  # the first waits one interval
+        else:
+            assert shown == "reading 1 MB\nreading 2 MB\n"
+    quiet = io.StringIO()
+    _common.Progress(False, quiet).update("x", force=True)
+    assert quiet.getvalue() == ""
+
+
 def _through_a_terminal(args, seconds=60):
     """Run the script with stdout and stderr on a pseudo-terminal; what it wrote."""
     master, slave = pty.openpty()
