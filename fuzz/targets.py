@@ -600,6 +600,15 @@ def _expected_round_trip(tok, text):
     return " ".join(words)
 
 
+def _tokenizer(**options):
+    # byte level with "whitespace" is refused since it drops spaces; model
+    # files saved before still load it, and this builds it that way
+    if options.get("byte_level") and options.get("pretokenizer") == "whitespace":
+        backend = options.pop("backend")
+        return pybpe.BPETokenizer._from_config(options, backend)
+    return pybpe.BPETokenizer(**options)
+
+
 def target_train(data):
     d = Draw(data)
     name, options = d.choice(_FLAVOURS)
@@ -615,12 +624,14 @@ def target_train(data):
     probe = d.text(40, palette)
     toks, results = [], []
     for b in BACKENDS:
-        tok = pybpe.BPETokenizer(vocab_size=vocab_size, backend=b, **options)
+        tok = _tokenizer(vocab_size=vocab_size, backend=b, **options)
         tok.train(corpus)
         toks.append(tok)
         long_probe = " ".join([probe] * 20 + corpus)
-        results.append((tok.vocab, tok.merges, tok.merge_counts, tok.encode(probe), tok.encode(long_probe),
-                        [tok.encode(t) for t in corpus], tok.encode_batch(corpus, num_threads=2)))
+        as_text = dict(disallowed_special=())  # special-token text is text here (tiktoken's rule raises)
+        results.append((tok.vocab, tok.merges, tok.merge_counts, tok.encode(probe, **as_text),
+                        tok.encode(long_probe, **as_text), [tok.encode(t, **as_text) for t in corpus],
+                        tok.encode_batch(corpus, num_threads=2, **as_text)))
     for b, other in zip(BACKENDS[1:], results[1:]):
         for part, x, y in zip(("vocab", "merges", "merge counts", "encode(probe)", "encode(long probe)",
                                "encode(corpus)", "encode_batch(corpus)"), results[0], other):
@@ -630,7 +641,7 @@ def target_train(data):
     vocab, merges = _reference_merges(tok, tok.count_words(corpus))
     check((tok.vocab, tok.merges) == (vocab + tok.special_tokens, merges),
           "%s: training differs from pybpe.reference", name)
-    check(tok.encode(probe) == _reference_encode(tok, vocab, merges, probe),
+    check(tok.encode(probe, disallowed_special=()) == _reference_encode(tok, vocab, merges, probe),
           "%s: encode(%r) differs from pybpe.reference", name, probe)
     for text in corpus:
         if any(s in text for s in tok.special_tokens):

@@ -2,7 +2,7 @@
 
 `atomic_output(path)` gives a binary file object; what is written to it
 replaces `path` only when the block ends without an exception, and the old
-file stays whole until then.  The rules (SPEC §3):
+file stays whole until then.  The rules (the README's "Every file pybpe writes"):
 
 - A symlink is written through: its final target gets the new contents (a
   dangling link's target is created) and the link stays a link.

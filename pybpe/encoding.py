@@ -25,7 +25,9 @@ import regex
 from . import _bounded, _unicode, core, patterns
 from .core.spec.merge import byte_pair_merge
 from ._encode_file import encode_file as _encode_file, typecode as _typecode
-from .specials import special_regex
+from .errors import InvalidTokenError
+from .flavours import ByteJoiner, StreamDecoder
+from .specials import check_disallowed, raise_disallowed, special_regex, special_sets
 
 _ALL = "all"
 # Idle piece caches an Encoding keeps (see Encoding.piece_cache): as many as
@@ -78,14 +80,12 @@ def _checked(text, index):
     return _fix_surrogates(text)
 
 
-def _raise_disallowed(token):
-    raise ValueError(
-        "Encountered text corresponding to disallowed special token %r.\n"
-        "To encode it as the special token, allow it: allowed_special={%r, ...}.\n"
-        "To encode it as ordinary text, exclude it from the check: "
-        "disallowed_special=(enc.special_tokens_set - {%r}).\n"
-        "To turn the check off for every special token, pass disallowed_special=()." % (token, token, token)
-    )
+def _texts(texts):
+    """A batch of texts as a list; TypeError for a single str or bytes (it
+    is not a list of str: its characters would be the texts)."""
+    if isinstance(texts, (str, bytes)):
+        raise TypeError("a batch must be a list of str, not a single %s (wrap it: [text])" % type(texts).__name__)
+    return list(texts)
 
 
 # Bytes that make a token "all space" when encode_with_unstable and
@@ -404,10 +404,7 @@ class Encoding:
         if not isinstance(text, str):
             raise TypeError("text must be a str, not %s" % type(text).__name__)
         allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
-        if disallowed:
-            match = special_regex(disallowed).search(text)
-            if match:
-                _raise_disallowed(match.group())
+        check_disallowed(text, disallowed)
         return frozenset(t for t in allowed if t in self._special_tokens)
 
     def _segments(self, text, allowed):
@@ -463,15 +460,8 @@ class Encoding:
         return numpy.concatenate(parts) if parts else numpy.empty(0, dtype=numpy.uint32)
 
     def _special_sets(self, allowed_special, disallowed_special):
-        # tiktoken's rules: "all" allowed = every special token; "all"
-        # disallowed = every special token that is not allowed.
-        if allowed_special == _ALL:
-            allowed_special = self.special_tokens_set
-        if disallowed_special == _ALL:
-            disallowed_special = self.special_tokens_set - set(allowed_special)
-        if isinstance(allowed_special, str) or isinstance(disallowed_special, str):
-            raise TypeError('allowed_special / disallowed_special must be "all" or a collection of str')
-        return frozenset(allowed_special), frozenset(disallowed_special)
+        # tiktoken's rules (pybpe/specials.py, shared with BPETokenizer).
+        return special_sets(allowed_special, disallowed_special, self.special_tokens_set)
 
     def encode_single_token(self, text_or_bytes):
         """The ID of text (str or bytes) that is exactly one token, special
@@ -666,7 +656,7 @@ class Encoding:
             >>> get_encoding("gpt2").encode_ordinary_batch(["hello world", "hi"])
             [[31373, 995], [5303]]
         """
-        texts = [_checked(t, i) for i, t in enumerate(text)]
+        texts = [_checked(t, i) for i, t in enumerate(_texts(text))]
         if self._preset is None:
             return self._map(self._encode_plain, texts, num_threads)
         if num_threads <= 1 or len(texts) <= 1 or not self._compiled:
@@ -694,18 +684,18 @@ class Encoding:
         encode_ordinary_batch."""
         allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
         allowed = frozenset(t for t in allowed if t in self._special_tokens)
+        texts = _texts(text)
         if not allowed:
-            texts = list(text)
             if disallowed:
                 search = special_regex(disallowed).search
                 for i, t in enumerate(texts):
                     match = search(_checked(t, i))
                     if match:
-                        _raise_disallowed(match.group())
+                        raise_disallowed(match.group())
             return self.encode_ordinary_batch(texts, num_threads=num_threads)
         encoder = functools.partial(self.encode, allowed_special=allowed_special,
                                     disallowed_special=disallowed_special)
-        return self._map(encoder, list(text), num_threads)
+        return self._map(encoder, texts, num_threads)
 
     def _map(self, fn, items, num_threads):
         # [fn(x) for x in items], on threads when that can help: only a
@@ -775,7 +765,9 @@ class Encoding:
 
     # -- decoding -------------------------------------------------------------
     def decode_bytes(self, tokens):
-        """The bytes of `tokens` concatenated; KeyError for an unknown ID.
+        """The bytes of `tokens` concatenated; pybpe.InvalidTokenError (a
+        KeyError, as in tiktoken) for an ID that is no token, TypeError for
+        one that is no integer.  NumPy integers and arrays are IDs too.
 
             >>> from pybpe import get_encoding
             >>> get_encoding("gpt2").decode_bytes([31373, 995])
@@ -784,8 +776,21 @@ class Encoding:
         decoder = self._decoder
         try:
             return b"".join([decoder[t] for t in tokens])
-        except KeyError as exc:
-            raise KeyError("Invalid token for decoding: %r" % (exc.args[0],)) from None
+        except (KeyError, TypeError):
+            self._raise_for_ids(tokens)
+            raise
+
+    def _raise_for_ids(self, tokens, start=0):
+        # Why decoding `tokens` failed, said clearly: a str where IDs belong,
+        # an ID that is no integer (TypeError), or no token (InvalidTokenError).
+        if isinstance(tokens, (str, bytes)):
+            raise TypeError("tokens must be a sequence of int token IDs, not a %s" % type(tokens).__name__)
+        for index, t in enumerate(tokens, start):
+            if isinstance(t, bool) or not hasattr(t, "__index__"):
+                raise TypeError("tokens[%d] must be an int token ID, not %s" % (index, type(t).__name__))
+            if t not in self._decoder:
+                raise InvalidTokenError("Invalid token for decoding: %d (tokens[%d]; this encoding's IDs are "
+                                        "0..%d)" % (t, index, self.max_token_value))
 
     def decode(self, tokens, errors="replace"):
         """decode_bytes, then UTF-8 with `errors` (a token may end mid-character).
@@ -795,6 +800,28 @@ class Encoding:
             '�'
         """
         return self.decode_bytes(tokens).decode("utf-8", errors=errors)
+
+    def stream_decoder(self, errors="replace"):
+        """A StreamDecoder (pybpe/flavours.py): feed(id) one ID at a time, then
+        finish(); each call returns the text whose UTF-8 is complete, so a
+        character split across tokens comes out whole, with the token that
+        ends it.  Together they always equal decode(ids, errors).
+
+            >>> from pybpe import get_encoding
+            >>> enc = get_encoding("gpt2")
+            >>> decoder = enc.stream_decoder()
+            >>> [decoder.feed(i) for i in enc.encode("日本語")], decoder.finish()
+            (['', '日', '', '本', '', '語'], '')
+        """
+        decoder = self._decoder
+
+        def token_of(i, index):
+            try:
+                return decoder[i]
+            except (KeyError, TypeError):
+                self._raise_for_ids([i], index)
+                raise
+        return StreamDecoder(token_of, ByteJoiner(errors))
 
     def decode_single_token_bytes(self, token):
         """The bytes of one token.
@@ -806,7 +833,7 @@ class Encoding:
         try:
             return self._decoder[token]
         except (KeyError, TypeError):
-            raise KeyError("Invalid token for decoding: %r" % (token,)) from None
+            raise InvalidTokenError("Invalid token for decoding: %r" % (token,)) from None
 
     def decode_tokens_bytes(self, tokens):
         """[decode_single_token_bytes(t) for t in tokens]."""

@@ -4,7 +4,9 @@ pybpe's own exceptions: FormatError, for vocabulary and model files that are
 corrupt, truncated or hostile -- a ValueError, so code that already catches
 ValueError keeps working; its message names the file and the problem -- and
 PatternTimeout, a TimeoutError for a pattern from such a file that would
-backtrack for too long.  COUNT_OVERFLOW is the text of the OverflowError both
+backtrack for too long -- and InvalidTokenError, for a token ID that is not
+in the vocabulary (both BPETokenizer and Encoding raise it: a KeyError, as
+tiktoken's decode raises, and a ValueError).  COUNT_OVERFLOW is the text of the OverflowError both
 cores raise when a word or pair count would pass 2**64 - 1 (C's
 BPE_EOVERFLOW), kept here so the two spellings cannot drift apart.  One
 warning: UnicodeVersionWarning, for a model trained with other Unicode
@@ -41,6 +43,16 @@ def raise_for_status(status, what, lib, invalid="invalid argument"):
 
 class FormatError(ValueError):
     """A vocabulary or model file could not be read: the message says which and why."""
+
+
+class InvalidTokenError(KeyError, ValueError):
+    """A token ID that is not in the vocabulary (out of range, negative, or a
+    gap in it).  Both classes raise it from decode, decode_bytes and the
+    streaming decoder: a KeyError, as tiktoken's decode raises, and a
+    ValueError, as a bad argument value is."""
+
+    def __str__(self):  # the message itself, not KeyError's repr of it
+        return str(self.args[0]) if self.args else ""
 
 
 class PatternTimeout(TimeoutError):

@@ -86,10 +86,12 @@ PRESETS = {
     "gpt2": GPT2,
     "r50k_base": GPT2,
     "p50k_base": GPT2,
+    "p50k_edit": GPT2,
     "cl100k": CL100K,
     "cl100k_base": CL100K,
     "o200k": O200K,
     "o200k_base": O200K,
+    "o200k_harmony": O200K,
 }
 
 

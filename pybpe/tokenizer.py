@@ -9,7 +9,9 @@ algorithm itself lives in the backends (pybpe/core/, docs/backends.md).  The
 model file that save writes and load reads is pybpe/model_file.py; file
 formats for other tools (tiktoken, GPT-2, Hugging Face) are in pybpe/formats.py.
 """
+import functools
 import io
+import operator
 import os
 import reprlib
 import sys
@@ -19,9 +21,9 @@ from itertools import islice
 
 from . import _bounded, _unicode, core, model_file, patterns
 from .core.spec.counter import word_units
-from .errors import FormatError
-from .flavours import DEFAULT, UNK, WHITESPACE, Flavour
-from .specials import special_regex
+from .errors import FormatError, InvalidTokenError
+from .flavours import DEFAULT, UNK, WHITESPACE, Flavour, StreamDecoder, is_pretokenizer_name
+from .specials import check_disallowed, special_regex, special_sets
 
 # Encoded words are cached per tokenizer; past this many the cache starts over
 # (a plain dict clear: cheaper than LRU bookkeeping, and text re-warms it fast).
@@ -78,7 +80,8 @@ class CharTokenizer(Tokenizer):
 
 
 class BPETokenizer(Tokenizer):
-    """Byte-pair encoding, chapter flavour by default (SPEC §1).
+    """Byte-pair encoding, chapter flavour by default (the README's
+    "Flavours" table says what each flavour keeps and loses).
 
     >>> tok = BPETokenizer(vocab_size=25)
     >>> tok.train(["low", "low", "lower", "newest", "widest"])
@@ -86,21 +89,70 @@ class BPETokenizer(Tokenizer):
     [('l', 'o'), ('lo', 'w '), ('w', 'e'), ('s', 't ')]
     >>> tok.encode("lowest"), tok.decode(tok.encode("lowest"))
     ([21, 23, 24], 'lowest')
+
+    What a word is: `pretokenizer` names a splitter ("whitespace", None for
+    the whole text, or a preset: "gpt2", "cl100k", "o200k", ...; an unknown
+    name is a ValueError listing them), or `regex` gives a pattern of your
+    own.  A BPETokenizer pickles and deep-copies (its compiled state is
+    rebuilt on load), so it travels to spawn-started worker processes.
     """
 
-    def __init__(self, vocab_size=1000, *, pretokenizer=DEFAULT, end_of_word=DEFAULT,
+    def __init__(self, vocab_size=1000, *, pretokenizer=DEFAULT, regex=None, end_of_word=DEFAULT,
                  marker=DEFAULT, byte_level=False, min_frequency=1, max_token_length=None,
                  lowercase=False, special_tokens=(), backend=None):
+        self._configure(vocab_size=vocab_size, pretokenizer=pretokenizer, regex=regex,
+                        end_of_word=end_of_word, marker=marker, byte_level=byte_level,
+                        min_frequency=min_frequency, max_token_length=max_token_length,
+                        lowercase=lowercase, special_tokens=special_tokens, backend=backend)
+
+    def _configure(self, *, vocab_size=1000, pretokenizer=DEFAULT, regex=None, end_of_word=DEFAULT,
+                   marker=DEFAULT, byte_level=False, min_frequency=1, max_token_length=None,
+                   lowercase=False, special_tokens=(), backend=None, legacy=False):
+        # The constructor's work; legacy=True takes a model file's or a
+        # pickle's options as they were written (see Flavour).
         self.target_vocab_size = _check_count("vocab_size", vocab_size, minimum=0)
         self.min_frequency = _check_count("min_frequency", min_frequency, minimum=1)
         self.max_token_length = (None if max_token_length is None
                                  else _check_count("max_token_length", max_token_length, minimum=1))
-        self.flavour = Flavour(pretokenizer=pretokenizer, end_of_word=end_of_word, marker=marker,
-                               byte_level=byte_level, lowercase=lowercase)
+        self.flavour = Flavour(pretokenizer=pretokenizer, regex=regex, end_of_word=end_of_word, marker=marker,
+                               byte_level=byte_level, lowercase=lowercase, legacy=legacy)
         self.special_tokens = _check_specials(special_tokens)
         self.backend = core.resolve(backend)
         self._core = core.get(self.backend)
         self._state = _State(self)
+
+    @classmethod
+    def _from_config(cls, config, backend, pattern_source=None):
+        """An untrained tokenizer from a config() dict as a model file or a
+        pickle holds it: a "pretokenizer" that is no known name is the
+        pattern it was before regex= existed.  A pattern from `pattern_source`
+        (a file) that is not one of pybpe's is matched under a time bound."""
+        config = dict(config)
+        pretokenizer = config.get("pretokenizer", DEFAULT)
+        if isinstance(pretokenizer, str) and not is_pretokenizer_name(pretokenizer):
+            config["regex"] = config.pop("pretokenizer")
+        tok = cls.__new__(cls)
+        tok._configure(backend=backend, legacy=True, **config)
+        pattern = tok.flavour.pattern
+        if pattern_source is not None and pattern is not None and not _bounded.is_trusted(pattern.pattern):
+            tok.flavour.pattern = _bounded.BoundedPattern(pattern, pattern_source)
+        return tok
+
+    # -- pickling and copying: the compiled state is rebuilt from plain data --------
+    def __getstate__(self):
+        state = self._state
+        trained = state.symtab is not None
+        return {"config": self.config(), "backend": self.backend,
+                "pattern_source": getattr(self.flavour.pattern, "source", None),
+                "tokens": state.symtab.tokens() if trained else None,
+                "merges": list(state.merge_ids), "merge_counts": list(state.merge_counts)}
+
+    def __setstate__(self, saved):
+        tok = self._from_config(saved["config"], saved["backend"], saved["pattern_source"])
+        if saved["tokens"] is not None:
+            tok._state = _State(tok, tok._core.SymbolTable(saved["tokens"]), saved["merges"],
+                                saved["merge_counts"])
+        self.__dict__.update(tok.__dict__)
 
     # -- state -------------------------------------------------------------------
     # Everything training or loading produces lives in one _State object.  A
@@ -302,16 +354,19 @@ class BPETokenizer(Tokenizer):
                                "or train_from_counts(counts), or pybpe.load(path), first")
         return state
 
-    def encode(self, text, *, allowed_special=frozenset()):
-        """Text -> IDs.  Special tokens are matched only when allowed
-        (`allowed_special="all"` or a set of them); elsewhere they are text.
+    def encode(self, text, *, allowed_special=frozenset(), disallowed_special="all"):
+        """Text -> IDs, with tiktoken's rule for special-token text (as
+        Encoding.encode): a special token's text is its ID where allowed
+        (`allowed_special="all"` or a set of them); text holding a special
+        token that is neither allowed nor excluded from the check raises
+        ValueError (`disallowed_special=()` encodes it as ordinary text).
 
         Only the allowed tokens are looked for (tiktoken's rule, and
         Encoding's): with "<a>" allowed and "<a><b>" not, "<a><b>" is <a>
-        followed by the text "<b>"."""
+        followed by the text "<b>" (when "<a><b>" is not disallowed)."""
         state = self._require_trained()
         _check_text(text)
-        allowed = self._allowed(allowed_special)
+        allowed = self._allowed(allowed_special, disallowed_special, text)
         if not allowed:
             return self._encode_ordinary(state, text)
         ids, start = [], 0
@@ -321,13 +376,16 @@ class BPETokenizer(Tokenizer):
             start = match.end()
         return ids + self._encode_ordinary(state, text[start:])
 
-    def _allowed(self, allowed_special):
-        if allowed_special == "all":
-            return set(self.special_tokens)
-        allowed = set(allowed_special)
-        unknown = allowed - set(self.special_tokens)
+    def _allowed(self, allowed_special, disallowed_special, text=None):
+        """The allowed special tokens (a frozenset) after tiktoken's checks
+        (pybpe/specials.py); with `text`, ValueError when it holds a
+        disallowed one.  Naming a token this tokenizer lacks is an error."""
+        allowed, disallowed = special_sets(allowed_special, disallowed_special, self.special_tokens)
+        unknown = (allowed | disallowed) - set(self.special_tokens)
         if unknown:
             raise ValueError("not special tokens of this tokenizer: %s" % sorted(unknown))
+        if text is not None:
+            check_disallowed(text, disallowed)
         return allowed
 
     def _encode_ordinary(self, state, text):
@@ -386,44 +444,88 @@ class BPETokenizer(Tokenizer):
         encoded = state.merger.encode_words(symbols)
         return [[unk if s == no_symbol else s for s in row] for row in encoded]
 
-    def encode_batch(self, texts, *, num_threads=None, allowed_special=frozenset()):
-        """Encode many texts; threads overlap the C calls, which run without the
-        GIL.  On the Python backend the texts are encoded one after another, as
-        Encoding.encode_batch does: pure-Python work holds the GIL, and threads
-        fighting over it are slower than one."""
+    def encode_batch(self, texts, *, num_threads=None, allowed_special=frozenset(), disallowed_special="all"):
+        """Encode many texts (a list of str; a single str is a TypeError);
+        special tokens as in encode.  Threads overlap the C calls, which run
+        without the GIL.  On the Python backend the texts are encoded one
+        after another, as Encoding.encode_batch does: pure-Python work holds
+        the GIL, and threads fighting over it are slower than one."""
+        self._require_trained()
+        if isinstance(texts, (str, bytes)):
+            raise TypeError("texts must be a list of str, not a single %s (wrap it: [text])"
+                            % type(texts).__name__)
         texts = list(texts)
         for index, text in enumerate(texts):
             _check_text(text, "texts[%d]" % index)
+        self._allowed(allowed_special, disallowed_special)  # bad arguments fail before any work
+        encode = functools.partial(self.encode, allowed_special=allowed_special,
+                                   disallowed_special=disallowed_special)
         if num_threads == 1 or len(texts) < 2 or not self._core.COMPILED:
-            return [self.encode(t, allowed_special=allowed_special) for t in texts]
+            return [encode(t) for t in texts]
         with ThreadPoolExecutor(max_workers=num_threads) as pool:
-            return list(pool.map(lambda t: self.encode(t, allowed_special=allowed_special), texts))
+            return list(pool.map(encode, texts))
+
+    def _tokens(self, state, ids):
+        """The token of each ID (str, or bytes at byte level; a special token
+        as its str): TypeError naming the index for an ID that is no integer
+        (NumPy integers and arrays are IDs), InvalidTokenError for one that is
+        no token (out of range or negative)."""
+        if isinstance(ids, (str, bytes)):
+            raise TypeError("ids must be a sequence of int token IDs, not a %s" % type(ids).__name__)
+        vocab = state.vocab
+        size = len(vocab)
+        ids = ids.tolist() if hasattr(ids, "tolist") else ids  # a NumPy array: Python ints in one call
+        tokens = []
+        for index, i in enumerate(ids):
+            if type(i) is not int:
+                i = _check_id(i, index)
+            if not 0 <= i < size:
+                raise InvalidTokenError("ids[%d] = %d is not a token ID (this vocabulary has IDs 0..%d)"
+                                        % (index, i, size - 1))
+            tokens.append(vocab[i])
+        return tokens
 
     def decode(self, ids):
-        """IDs -> text.  An unknown ID decodes as `<UNK>` in the character
-        flavours; at byte level it is an error (there is no such token)."""
-        tokens = []
-        id_to_token = self._state.id_to_token
-        get = id_to_token.get
-        for index, i in enumerate(ids):
-            token = get(_check_id(i, index))
-            if token is None:
-                if self.flavour.byte_level:
-                    raise ValueError("ids[%d] = %d is not a token ID (vocabulary has %d)"
-                                     % (index, i, len(id_to_token)))
-                token = UNK
-            elif self.flavour.byte_level and isinstance(token, str):
-                token = token.encode("utf-8")  # a special token
-            tokens.append(token)
+        """IDs -> text: the flavour joins the tokens (README, "Flavours").
+        An ID that is not in the vocabulary raises pybpe.InvalidTokenError
+        (a KeyError and a ValueError), as Encoding.decode does."""
+        state = self._require_trained()
+        tokens = self._tokens(state, ids)
+        if self.flavour.byte_level:
+            tokens = [t.encode("utf-8") if isinstance(t, str) else t for t in tokens]  # special tokens
         return self.flavour.join(tokens)
+
+    def stream_decoder(self):
+        """A StreamDecoder: feed(id) one ID at a time, then finish(); each call
+        returns the text that is complete (whole characters, and in the
+        flavours with an end-of-word marker the space between two words once
+        the second starts).  Together they always equal decode(ids).
+
+            >>> tok = BPETokenizer(vocab_size=25)
+            >>> tok.train(["low", "low", "lower", "newest", "widest"])
+            >>> decoder = tok.stream_decoder()
+            >>> [decoder.feed(i) for i in tok.encode("low lowest")], decoder.finish()
+            (['low', ' lo', 'we', 'st'], '')
+        """
+        state = self._require_trained()
+        vocab, size, byte_level = state.vocab, len(state.vocab), self.flavour.byte_level
+
+        def token_of(i, index):
+            if type(i) is not int:
+                i = _check_id(i, index)
+            if not 0 <= i < size:
+                raise InvalidTokenError("ids[%d] = %d is not a token ID (this vocabulary has IDs 0..%d)"
+                                        % (index, i, size - 1))
+            token = vocab[i]
+            return token.encode("utf-8") if byte_level and isinstance(token, str) else token
+        return StreamDecoder(token_of, self.flavour.stream_joiner())
 
     def decode_bytes(self, ids):
         """Byte level: IDs -> the raw bytes (no UTF-8 repair)."""
         if not self.flavour.byte_level:
             raise ValueError("decode_bytes is for byte-level tokenizers; use decode")
-        id_to_token = self._state.id_to_token
-        return b"".join(t if isinstance(t, bytes) else t.encode("utf-8")
-                        for t in (id_to_token[_check_id(i, n)] for n, i in enumerate(ids)))
+        state = self._require_trained()
+        return b"".join(t if isinstance(t, bytes) else t.encode("utf-8") for t in self._tokens(state, ids))
 
     def to_encoding(self, name=None):
         """A byte-level tokenizer as a tiktoken-style `pybpe.Encoding` with the same IDs.
@@ -611,12 +713,9 @@ def _from_document(doc, path, backend):
         except ValueError as exc:
             fail("the pretokenizer pattern is refused: %s" % exc)
     try:
-        tok = BPETokenizer(backend=backend, **config)
+        tok = BPETokenizer._from_config(config, backend, pattern_source=path)
     except (TypeError, ValueError) as exc:
         fail("bad config: %s" % exc)
-    pattern = tok.flavour.pattern
-    if pattern is not None and not _bounded.is_trusted(pattern.pattern):
-        tok.flavour.pattern = _bounded.BoundedPattern(pattern, path)  # a pattern from the file
     flavour = tok.flavour
     token_encoding = doc.get("token_encoding", "latin-1" if flavour.byte_level else "utf-8")
     if token_encoding not in ("latin-1", "utf-8") or (flavour.byte_level and token_encoding != "latin-1"):
@@ -739,10 +838,12 @@ def _file_batches(f):
 
 
 def _check_id(value, index=None):
-    if isinstance(value, bool) or not isinstance(value, int):
+    """`value` as an int ID: an int, or an integer of another type (NumPy's);
+    TypeError naming the index otherwise (bool and float included)."""
+    if isinstance(value, bool) or not hasattr(value, "__index__"):
         where = "" if index is None else "ids[%d] " % index
         raise TypeError("%smust be an int token ID, not %s" % (where, type(value).__name__))
-    return value
+    return operator.index(value)
 
 
 def _check_specials(special_tokens):

@@ -17,6 +17,8 @@ import pybpe
 from pybpe import core as backends
 from pybpe.tokenizer import _ONE_CALL_MIN_CHARS
 
+from conftest import make_tokenizer
+
 BACKENDS = backends.available()
 HYPOTHESIS = dict(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 
@@ -47,8 +49,8 @@ _TRAINED = {}
 def trained(flavour, backend):
     key = (flavour, backend)
     if key not in _TRAINED:
-        tok = pybpe.BPETokenizer(vocab_size=330 if "bytes" in flavour else 90, backend=backend,
-                                 **FLAVOURS[flavour])
+        tok = make_tokenizer(vocab_size=330 if "bytes" in flavour else 90, backend=backend,
+                             **FLAVOURS[flavour])
         tok.train(CORPUS * 3)
         _TRAINED[key] = tok
     return _TRAINED[key]

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pybpe
-from conftest import shakespeare, shared_path
+from conftest import make_tokenizer, shakespeare, shared_path
 from pybpe import core as backends
 
 BACKENDS = backends.available()
@@ -362,11 +362,11 @@ CORPUS = ["The ΑΣ quick brown fox<|end|>jumps over the lazy dog.\n",
 def test_c_and_python_backends_identical(options):
     results = []
     for backend in ("c", "python"):
-        tok = pybpe.BPETokenizer(vocab_size=400, backend=backend, **options)
+        tok = make_tokenizer(vocab_size=400, backend=backend, **options)
         counts = tok.count_words(CORPUS)
         tok.train(CORPUS)
         results.append((counts, tok.vocab, tok.merges, tok.merge_counts,
-                        tok.encode(CORPUS[0] + CORPUS[1])))
+                        tok.encode(CORPUS[0] + CORPUS[1], disallowed_special=())))
         tok.train_from_counts(counts)
         assert (tok.vocab, tok.merges) == results[-1][1:3]
     assert results[0] == results[1]

@@ -18,6 +18,7 @@ PYBPE_NO_EXTENSION=1).
 """
 import importlib
 import os
+import sys
 import warnings
 
 NAMES = ("auto", "c", "python")
@@ -74,5 +75,16 @@ def _warn_once():
         "pybpe's C extension is not available; using the pure-Python backend "
         "(identical results, slower)",
         RuntimeWarning,
-        stacklevel=3,
+        stacklevel=_caller_level(),
     )
+
+
+def _caller_level():
+    # The stacklevel of the first frame outside the pybpe package, counted
+    # from _warn_once's caller's warn call: the warning names the user's line
+    # (BPETokenizer(), get_encoding(...)), not pybpe's.
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+    frame, level = sys._getframe(2), 2  # the frame of _warn_once is level 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level

@@ -8,7 +8,7 @@ chapter's corpus ["low", "low", "lower", "newest", "widest"] and prints what
 a student checks by hand: the base vocabulary, the rank table (rank, pair,
 count, new ID, words changed) and the encodings of `lowest` and
 `naïve widest` with their IDs and decodes.  With vocab_size=25 these are
-SPEC §1's worked trace; with 100 the pairs run out after 13 merges.
+the chapter's worked trace (tests/test_tokenizer.py pins it); with 100 the pairs run out after 13 merges.
 
 "Words changed" is not something a tokenizer keeps: it is recomputed here by
 replaying the learned merges over the corpus's word table with the core's

@@ -35,7 +35,7 @@ __all__ = ["Trainer"]
 #           -- and exact says whether the bound is the key itself;
 #   n       how many valid occurrences it has (unweighted).
 # The smallest valid occurrence is exactly the pair's position in a Counter
-# rebuilt from scratch, so ordering by (-count, key) is the SPEC tie-break.
+# rebuilt from scratch, so ordering by (-count, key) is the first-encountered tie-break (README, "Flavours").
 # A (pair, node) is pushed at most once, because each change at a node makes
 # the symbol there strictly longer (the empty symbol can break this; see the
 # duplicate check in _merge).  A record is deleted when n reaches 0.  Words

@@ -1,0 +1,384 @@
+"""The everyday surface of both classes (issue 14): pickling and copying a
+BPETokenizer, one behaviour for the same mistake in BPETokenizer and
+Encoding, streaming decode, model-ready batches.
+
+Every test runs once per backend built here (`c` and `python`), as in
+tests/test_tokenizer.py.
+"""
+import copy
+import json
+import inspect
+import multiprocessing
+import os
+import pickle
+import warnings
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import pybpe
+from pybpe import core as backends
+
+BACKENDS = backends.available()
+CORPUS = ["low", "low", "lower", "newest", "widest"]
+TEXT = "the lowest widest newest naïve tokens, lower still"
+# One of each flavour, trained on a corpus with multi-byte characters.
+FLAVOURS = {
+    "chapter": dict(),
+    "symbol": dict(end_of_word="symbol"),
+    "underscore": dict(end_of_word="symbol", marker="_"),
+    "leading-space": dict(regex=r" ?\w+| ?[^\w\s]+", end_of_word=None),
+    "bytes": dict(byte_level=True, pretokenizer=None),
+    "bytes-gpt2": dict(byte_level=True),
+    "bytes-cl100k": dict(byte_level=True, pretokenizer="cl100k"),
+    "bytes-o200k": dict(byte_level=True, pretokenizer="o200k"),
+    "bytes-regex": dict(byte_level=True, regex=r" ?\w+|\s+|[^\w\s]+"),
+}
+TRAINING = ["the lowest widest newest tokens", "naïve café über straße", "中文 字符 😀 émoji, lower",
+            "low low lower newest widest", "a</w>b x</ y w> </w</w>> _a_ b_"] * 3
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request):
+    return request.param
+
+
+def trained(backend, name="chapter", vocab_size=320, **options):
+    tok = pybpe.BPETokenizer(vocab_size=vocab_size, backend=backend, **dict(FLAVOURS[name], **options))
+    tok.train(TRAINING)
+    return tok
+
+
+# -- item 5: pickle, deepcopy, spawn ------------------------------------------------------
+@pytest.mark.parametrize("name", sorted(FLAVOURS))
+def test_pickled_and_copied_tokenizers_encode_alike(backend, name):
+    tok = trained(backend, name, special_tokens=["<|end|>"])
+    ids = tok.encode(TEXT + "<|end|>", allowed_special="all")
+    for other in (pickle.loads(pickle.dumps(tok)), copy.deepcopy(tok), copy.copy(tok)):
+        assert other is not tok and other.backend == tok.backend
+        assert other.config() == tok.config()
+        assert (other.vocab, other.merges, other.merge_counts) == (tok.vocab, tok.merges, tok.merge_counts)
+        assert other.encode(TEXT + "<|end|>", allowed_special="all") == ids
+        assert other.decode(ids) == tok.decode(ids)
+    # the copy is independent: retraining it leaves the original alone
+    clone = copy.deepcopy(tok)
+    clone.train(["zzz"])
+    assert tok.encode(TEXT + "<|end|>", allowed_special="all") == ids
+
+
+def test_untrained_tokenizer_pickles(backend):
+    tok = pickle.loads(pickle.dumps(pybpe.BPETokenizer(vocab_size=50, byte_level=True, backend=backend)))
+    assert not tok.is_trained and tok.flavour.byte_level and tok.target_vocab_size == 50
+    tok.train(TRAINING)
+    assert tok.decode(tok.encode(TEXT)) == TEXT
+
+
+def test_loaded_pattern_stays_bounded_after_pickling(tmp_path, backend):
+    # a pattern read from a file is matched under a time bound; so is its copy
+    tok = trained(backend, "bytes-regex")
+    tok.save(tmp_path / "m.json")
+    loaded = pybpe.load(tmp_path / "m.json", backend=backend)
+    again = pickle.loads(pickle.dumps(loaded))
+    assert type(again.flavour.pattern) is type(loaded.flavour.pattern)
+    assert getattr(again.flavour.pattern, "source", None) == getattr(loaded.flavour.pattern, "source", None)
+    assert again.encode(TEXT) == tok.encode(TEXT)
+
+
+def test_spawn_pool_encodes_alike(backend):
+    tok = trained(backend, "bytes-gpt2")
+    texts = [TEXT, "naïve café", ""]
+    with multiprocessing.get_context("spawn").Pool(1) as pool:
+        assert pool.map(tok.encode, texts) == [tok.encode(t) for t in texts]
+
+
+def test_merge_counts_is_public(backend):
+    tok = trained(backend)
+    assert len(tok.merge_counts) == len(tok.merges) > 0
+    assert tok.merge_counts[0] >= tok.merge_counts[-1] > 0
+    assert "merge_counts" in dir(tok) and tok.merge_counts == tok._state.merge_counts
+
+
+# -- rough edges ------------------------------------------------------------------------
+def test_help_shows_readable_defaults():
+    for fn in (pybpe.BPETokenizer, pybpe.BPETokenizer.__init__):
+        shown = str(inspect.signature(fn))
+        assert "object at 0x" not in shown, shown
+    assert "pretokenizer=" in str(inspect.signature(pybpe.BPETokenizer))
+
+
+def test_docstrings_cite_nothing_outside_the_project():
+    # the product specification is not shipped: no "SPEC §1" in the package
+    root = os.path.dirname(pybpe.__file__)
+    for folder, _, files in os.walk(root):
+        for name in files:
+            if name.endswith(".py"):
+                with open(os.path.join(folder, name), encoding="utf-8") as f:
+                    assert "SPEC" not in f.read(), os.path.join(folder, name)
+
+
+def test_no_compiler_warning_points_at_the_caller(monkeypatch):
+    monkeypatch.setattr(backends, "_warned", False)
+    monkeypatch.setattr(backends, "c_available", lambda: False)
+    monkeypatch.delenv("PYBPE_NO_EXTENSION", raising=False)
+    monkeypatch.delenv("PYBPE_BACKEND", raising=False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        pybpe.BPETokenizer()  # this line is the caller's
+    assert len(caught) == 1 and caught[0].category is RuntimeWarning
+    assert caught[0].filename == __file__, caught[0].filename
+
+
+# -- item 4: one behaviour for the same mistake in both classes ----------------------------
+def encoding(backend):
+    return pybpe.get_encoding("gpt2", backend=backend)
+
+
+@pytest.mark.parametrize("name", ["gpt3", "GPT2", "gpt-2", "cl100k-base", "o200k base", "", "spaces"])
+def test_unknown_pretokenizer_names_are_errors_listing_the_known_ones(backend, name):
+    for byte_level in (False, True):
+        with pytest.raises(ValueError, match="unknown pretokenizer") as info:
+            pybpe.BPETokenizer(pretokenizer=name, byte_level=byte_level, backend=backend)
+        message = str(info.value)
+        assert "'gpt2'" in message and "'whitespace'" in message and "None" in message
+        assert "regex=" in message
+    with pytest.raises(TypeError, match="pretokenizer"):
+        pybpe.BPETokenizer(pretokenizer=3, backend=backend)
+
+
+def test_every_known_pretokenizer_name_is_accepted(backend):
+    from pybpe.flavours import known_pretokenizers
+    for name in known_pretokenizers():
+        byte_level = name != "whitespace"
+        tok = pybpe.BPETokenizer(vocab_size=300, pretokenizer=name, byte_level=byte_level, backend=backend)
+        tok.train(TRAINING)
+        assert tok.decode(tok.encode(TEXT)) == TEXT, name
+
+
+def test_custom_patterns_are_passed_as_regex(backend, tmp_path):
+    tok = pybpe.BPETokenizer(vocab_size=60, regex=r"\w+|[^\w\s]", end_of_word="symbol", backend=backend)
+    tok.train(TRAINING)
+    assert tok.flavour.split("hi, you") == ["hi", ",", "you"]
+    # a name-like pattern needs regex= (with pretokenizer= it would be a misspelt name)
+    word = pybpe.BPETokenizer(vocab_size=60, regex="low", end_of_word=None, backend=backend)
+    assert word.flavour.split("lower slow") == ["low", "low"]
+    with pytest.raises(ValueError, match="not both"):
+        pybpe.BPETokenizer(pretokenizer="gpt2", regex=r"\w+", backend=backend)
+    with pytest.raises(ValueError, match="pretokenizer name"):
+        pybpe.BPETokenizer(regex="gpt2", backend=backend)
+    with pytest.raises(ValueError, match="not a valid regular expression"):
+        pybpe.BPETokenizer(regex="(", backend=backend)
+    # saved and loaded (the file keeps the old "pretokenizer" spelling), also name-like ones
+    for t in (tok, word):
+        t.train(TRAINING)
+        t.save(tmp_path / "m.json")
+        again = pybpe.load(tmp_path / "m.json", backend=backend)
+        assert again.flavour.pattern.pattern == t.flavour.pattern.pattern
+        assert again.encode(TEXT) == t.encode(TEXT)
+
+
+def test_old_model_files_with_a_pattern_as_pretokenizer_still_load(tmp_path, backend):
+    # before regex= a pattern was given as pretokenizer=; files say so
+    tok = pybpe.BPETokenizer(vocab_size=60, regex=r" ?\w+| ?[^\w\s]+", end_of_word=None, backend=backend)
+    tok.train(TRAINING)
+    tok.save(tmp_path / "m.json")
+    doc = json.loads((tmp_path / "m.json").read_text())
+    assert doc["config"]["pretokenizer"] == r" ?\w+| ?[^\w\s]+" and "regex" not in doc["config"]
+    assert pybpe.load(tmp_path / "m.json", backend=backend).encode(TEXT) == tok.encode(TEXT)
+    # and code written then: a pattern with regex syntax in pretokenizer= still works
+    old = pybpe.BPETokenizer(vocab_size=60, pretokenizer=r" ?\w+| ?[^\w\s]+", end_of_word=None, backend=backend)
+    old.train(TRAINING)
+    assert old.encode(TEXT) == tok.encode(TEXT)
+
+
+def test_byte_level_whitespace_is_refused_but_old_files_load(tmp_path, backend):
+    with pytest.raises(ValueError, match="drop every space"):
+        pybpe.BPETokenizer(byte_level=True, pretokenizer="whitespace", backend=backend)
+    # a model saved when it was allowed still loads and encodes as it did
+    legacy = pybpe.BPETokenizer._from_config(dict(vocab_size=280, byte_level=True, pretokenizer="whitespace"),
+                                             backend)
+    legacy.train(TRAINING)
+    legacy.save(tmp_path / "m.json")
+    assert pybpe.load(tmp_path / "m.json", backend=backend).encode(TEXT) == legacy.encode(TEXT)
+
+
+def test_strings_are_refused_where_collections_are_expected(backend):
+    tok = trained(backend, "bytes-gpt2", special_tokens=["<pad>"])
+    for obj in (tok, encoding(backend)):
+        with pytest.raises(TypeError, match="list of str"):
+            obj.encode_batch("hello world")
+        with pytest.raises(TypeError, match="collection"):
+            obj.encode("x", allowed_special="<pad>")
+        with pytest.raises(TypeError, match="collection"):
+            obj.encode("x", disallowed_special="<pad>")
+        with pytest.raises(TypeError):
+            obj.decode("123")
+    with pytest.raises(TypeError, match="list of str"):
+        encoding(backend).encode_ordinary_batch("hello world")
+    with pytest.raises(TypeError, match="special_tokens"):
+        pybpe.BPETokenizer(special_tokens="<pad>")
+
+
+@pytest.mark.parametrize("name", ["chapter", "symbol", "bytes-gpt2"])
+def test_out_of_range_and_negative_ids_raise_the_same_error(backend, name):
+    tok = trained(backend, name, special_tokens=["<|end|>"])
+    enc = encoding(backend)
+    for obj, size in ((tok, tok.vocab_size), (enc, enc.n_vocab)):
+        for bad in (size, size + 10**6, -1, -size):
+            for call in [obj.decode] + ([obj.decode_bytes] if obj is enc or tok.flavour.byte_level else []):
+                with pytest.raises(pybpe.InvalidTokenError, match=str(bad)) as info:
+                    call([0, 1, bad])
+                assert isinstance(info.value, KeyError) and isinstance(info.value, ValueError)
+                if obj is tok:
+                    assert "ids[2]" in str(info.value)
+    with pytest.raises(TypeError, match=r"ids\[1\]"):
+        tok.decode([1, 2.0])
+    with pytest.raises(TypeError, match=r"ids\[0\]"):
+        tok.decode([True])
+
+
+def test_untrained_use_raises_for_encode_and_decode_alike(backend):
+    tok = pybpe.BPETokenizer(backend=backend)
+    for call in (lambda: tok.encode("hi"), lambda: tok.decode([0]), lambda: tok.decode([]),
+                 lambda: tok.encode_batch(["hi"])):
+        with pytest.raises(RuntimeError, match="train"):
+            call()
+    byte = pybpe.BPETokenizer(byte_level=True, backend=backend)
+    with pytest.raises(RuntimeError, match="train"):
+        byte.decode_bytes([104])
+
+
+@pytest.mark.parametrize("name", ["chapter", "bytes-gpt2"])
+def test_special_token_text_follows_tiktokens_rule_in_both_classes(backend, name):
+    tok = trained(backend, name, special_tokens=["<|endoftext|>"])
+    enc = encoding(backend)
+    text = "low <|endoftext|> lower"
+    for obj in (tok, enc):
+        with pytest.raises(ValueError, match="disallowed special token '<\\|endoftext\\|>'"):
+            obj.encode(text)
+        with pytest.raises(ValueError, match="disallowed special token"):
+            obj.encode_batch(["fine", text])
+        eot = obj.encode("<|endoftext|>", allowed_special="all")
+        assert len(eot) == 1
+        assert eot[0] in obj.encode(text, allowed_special={"<|endoftext|>"})
+        as_text = obj.encode(text, disallowed_special=())
+        assert eot[0] not in as_text and len(as_text) > 3
+        assert obj.encode_batch([text], disallowed_special=()) == [as_text]
+    # text that is not a special token of this tokenizer is never checked
+    assert tok.encode("low <|end|>", allowed_special=()) == tok.encode("low <|end|>", disallowed_special=())
+
+
+# -- item 3: streaming decode ------------------------------------------------------------------
+_TRAINED = {}
+
+
+def trained_once(backend, name):
+    """trained(backend, name) with two special tokens, made once per process."""
+    key = (backend, name)
+    if key not in _TRAINED:
+        _TRAINED[key] = trained(backend, name, special_tokens=["<|end|>", "<pad>"])
+    return _TRAINED[key]
+
+
+def streamed(decoder, ids):
+    pieces = [decoder.feed(i) for i in ids]
+    assert all(isinstance(p, str) for p in pieces)
+    return "".join(pieces) + decoder.finish()
+
+
+STREAM_SETTINGS = settings(max_examples=60, deadline=None, derandomize=True,
+                           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+STREAM_TEXT = st.text(alphabet=st.sampled_from("lowe rstnaï \t\n.,é中文😀🦜</w>_"), max_size=30)
+
+
+@pytest.mark.parametrize("name", sorted(FLAVOURS))
+@STREAM_SETTINGS
+@given(data=st.data())
+def test_stream_decoder_equals_decode_for_every_flavour(name, data):
+    for backend in BACKENDS:
+        tok = trained_once(backend, name)
+        ids = data.draw(st.lists(st.integers(0, tok.vocab_size - 1), max_size=40), label="ids")
+        decoder = tok.stream_decoder()
+        assert streamed(decoder, ids) == tok.decode(ids)
+        # the same decoder again, on the IDs of real text (characters split across tokens at byte level)
+        text = data.draw(STREAM_TEXT, label="text")
+        ids = tok.encode(text, disallowed_special=())
+        assert streamed(decoder, ids) == tok.decode(ids)
+
+
+def _valid_ids(enc):
+    return sorted(enc._decoder)
+
+
+@pytest.mark.parametrize("name", pybpe.list_encoding_names()[:7])
+@STREAM_SETTINGS
+@given(data=st.data())
+def test_stream_decoder_equals_decode_for_every_shipped_encoding(name, data):
+    enc = pybpe.get_encoding(name)
+    valid = _valid_ids(enc)
+    # tokens that hold a part of a multi-byte character, so characters split across tokens
+    partial = [i for i in valid[:2000] if enc._decoder[i] and enc._decoder[i][-1] >= 0x80] or valid
+    ids = data.draw(st.lists(st.one_of(st.sampled_from(valid), st.sampled_from(partial)), max_size=40),
+                    label="ids")
+    assert streamed(enc.stream_decoder(), ids) == enc.decode(ids)
+    text = data.draw(STREAM_TEXT, label="text")
+    ids = enc.encode(text, disallowed_special=())
+    decoder = enc.stream_decoder()
+    assert streamed(decoder, ids) == enc.decode(ids) == text
+
+
+def test_shipped_encoding_names_are_the_seven():
+    assert pybpe.list_encoding_names()[:7] == ["gpt2", "r50k_base", "p50k_base", "p50k_edit", "cl100k_base",
+                                               "o200k_base", "o200k_harmony"]
+
+
+@pytest.mark.parametrize("name", ["chapter", "symbol", "underscore", "bytes-gpt2"])
+def test_stream_hands_out_text_as_soon_as_it_is_complete(backend, name):
+    tok = trained_once(backend, name)
+    text = "naïve lowest 😀 widest"
+    ids = tok.encode(text)
+    decoder = tok.stream_decoder()
+    out = [decoder.feed(i) for i in ids]
+    assert "".join(out) == tok.decode(ids) and decoder.finish() == ""
+    # every whole word is out before the next word's first ID
+    if not tok.flavour.byte_level:
+        word_ids = [tok.encode(w) for w in text.split()]
+        so_far, k = "", 0
+        for n, w in enumerate(word_ids[:-1]):
+            so_far += "".join(out[k:k + len(w)])
+            k += len(w)
+            assert so_far == tok.decode([i for ws in word_ids[:n + 1] for i in ws])
+
+
+def test_chapter_stream_puts_the_spaces_between_words(backend):
+    tok = trained_once(backend, "chapter")
+    ids = tok.encode("low lower newest")
+    decoder = tok.stream_decoder()
+    pieces = [decoder.feed(i) for i in ids]
+    assert "".join(pieces) == "low lower newest" and decoder.finish() == ""
+    assert not pieces[-1].endswith(" ")  # the last word's space waits for a next word that never comes
+
+
+def test_byte_level_stream_never_hands_out_half_characters(backend):
+    tok = trained_once(backend, "bytes")
+    byte_ids = list("😀".encode())  # byte level: the IDs of single bytes are their values
+    decoder = tok.stream_decoder()
+    assert [decoder.feed(i) for i in byte_ids] == ["", "", "", "😀"]
+    enc = encoding(backend)
+    decoder = enc.stream_decoder()
+    assert [decoder.feed(enc.encode_single_token(bytes([b]))) for b in "é!".encode()] == ["", "é", "!"]
+    assert decoder.feed(enc.encode_single_token(b"\xe4")) == "" and decoder.finish() == "\ufffd"
+
+
+def test_stream_decoder_refuses_bad_ids_like_decode(backend):
+    for obj in (trained_once(backend, "chapter"), trained_once(backend, "bytes-gpt2"), encoding(backend)):
+        decoder = obj.stream_decoder()
+        decoder.feed(1)
+        with pytest.raises(pybpe.InvalidTokenError, match=r"\[1\]"):
+            decoder.feed(-1)
+        with pytest.raises(pybpe.InvalidTokenError):
+            decoder.feed(10**7)
+        with pytest.raises(TypeError):
+            decoder.feed("7")
+    with pytest.raises(RuntimeError, match="train"):
+        pybpe.BPETokenizer(backend=backend).stream_decoder()
