@@ -3,7 +3,7 @@
 Training is bottom-up merging over the same word table as BPETokenizer, but
 each step takes the pair with the highest likelihood score
 count(ab) / (count(a) * count(b)) rather than the most frequent pair, ties
-to the pair met first (SPEC section 1's rule).  Encoding needs no merge list:
+to the pair met first (BPE's rule).  Encoding needs no merge list:
 each word is cut greedily, longest vocabulary entry first, from the left.
 
     >>> tok = WordPieceTokenizer(vocab_size=30, special_tokens=["[UNK]"])

@@ -3,7 +3,7 @@ csrc/wordpiece.c (the C book's section 11.8).
 
 It learns exactly what pybpe.reference.learn_wordpiece learns -- each step
 the pair with the highest likelihood score count(ab) / (count(a) * count(b)),
-ties to the pair encountered first (the BPE rule, SPEC section 1) -- on the
+ties to the pair encountered first (the BPE rule) -- on the
 same word table and node list as trainer.py, but after a merge it touches
 only what the merge changed.  It leaves out what the initial symbols are
 (pybpe/wordpiece.py decides: a word's first character as itself, the others
