@@ -22,11 +22,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 import regex
 
-from . import _bounded, _unicode, core, patterns
+from . import _batch, _bounded, _unicode, core, patterns
 from .core.spec.merge import byte_pair_merge
 from ._encode_file import encode_file as _encode_file, typecode as _typecode
 from .errors import InvalidTokenError
-from .flavours import ByteJoiner, StreamDecoder
+from .flavours import ByteJoiner, StreamDecoder, byte_offsets
 from .specials import check_disallowed, raise_disallowed, special_regex, special_sets
 
 _ALL = "all"
@@ -678,10 +678,56 @@ class Encoding:
         finally:
             self._give_back(cache, caches)
 
-    def encode_batch(self, text, *, num_threads=8, allowed_special=frozenset(), disallowed_special=_ALL):
+    def encode_batch(self, text, *, num_threads=8, allowed_special=frozenset(), disallowed_special=_ALL,
+                     padding=False, truncation=False, max_length=None, pad_id=None, add_special_tokens=False,
+                     return_attention_mask=None, return_numpy=False, padding_side="right"):
         """encode over a list of str, on `num_threads` threads.  Without
         allowed special tokens this is the check for disallowed ones, then
-        encode_ordinary_batch."""
+        encode_ordinary_batch.
+
+        Model-ready batches (pybpe extensions, keyword only; README "Model-
+        ready batches"): with any of padding / truncation / max_length /
+        pad_id / add_special_tokens / return_attention_mask / return_numpy /
+        padding_side the result is a dict {"input_ids", "attention_mask"}
+        (pybpe/_batch.py).  An Encoding has no <bos>; add_special_tokens
+        appends eos_id (<|endoftext|>), and padding uses pad_id, by default
+        eos_id.  Without them the result is the plain list of ID lists.
+
+            >>> from pybpe import get_encoding
+            >>> get_encoding("gpt2").encode_batch(["hello world", "hi"], padding=True)
+            {'input_ids': [[31373, 995], [5303, 50256]], 'attention_mask': [[1, 1], [1, 0]]}
+        """
+        options = dict(padding=padding, truncation=truncation, max_length=max_length, pad_id=pad_id,
+                       add_special_tokens=add_special_tokens, return_attention_mask=return_attention_mask,
+                       return_numpy=return_numpy, padding_side=padding_side)
+        rows = self._encode_batch(text, num_threads, allowed_special, disallowed_special)
+        if not _batch.wanted(**options):
+            return rows
+        pad = self.pad_id if self.pad_id is not None else self.eos_id
+        return _batch.shape(rows, bos_id=self.bos_id, eos_id=self.eos_id, default_pad_id=pad,
+                            check_id=self._check_token, **options)
+
+    def _check_token(self, token, what):
+        if token not in self._decoder:
+            raise InvalidTokenError("%s=%r is not a token of this encoding" % (what, token))
+
+    @property
+    def bos_id(self):
+        """None: an Encoding has no beginning-of-sequence token (as tiktoken)."""
+        return None
+
+    @property
+    def eos_id(self):
+        """The ID of <|endoftext|>, or None when this encoding has none
+        (eot_token raises KeyError then, as in tiktoken)."""
+        return self._special_tokens.get("<|endoftext|>")
+
+    @property
+    def pad_id(self):
+        """The ID of a "<pad>" special token, or None (padding then uses eos_id)."""
+        return self._special_tokens.get("<pad>")
+
+    def _encode_batch(self, text, num_threads, allowed_special, disallowed_special):
         allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
         allowed = frozenset(t for t in allowed if t in self._special_tokens)
         texts = _texts(text)
@@ -792,14 +838,26 @@ class Encoding:
                 raise InvalidTokenError("Invalid token for decoding: %d (tokens[%d]; this encoding's IDs are "
                                         "0..%d)" % (t, index, self.max_token_value))
 
-    def decode(self, tokens, errors="replace"):
+    def decode(self, tokens, errors="replace", *, skip_special_tokens=False):
         """decode_bytes, then UTF-8 with `errors` (a token may end mid-character).
+        skip_special_tokens=True leaves the special tokens out (padding,
+        <|endoftext|>).  NumPy IDs and arrays are IDs too.
 
             >>> from pybpe import get_encoding
             >>> get_encoding("gpt2").decode([447])
             '�'
+            >>> get_encoding("gpt2").decode([50256, 31373, 50256], skip_special_tokens=True)
+            'hello'
         """
+        if skip_special_tokens:
+            tokens = self._without_specials(tokens)
         return self.decode_bytes(tokens).decode("utf-8", errors=errors)
+
+    def _without_specials(self, tokens):
+        if isinstance(tokens, (str, bytes)):
+            self._raise_for_ids(tokens)
+        specials = self._special_token_values
+        return [t for t in tokens if t not in specials]
 
     def stream_decoder(self, errors="replace"):
         """A StreamDecoder (pybpe/flavours.py): feed(id) one ID at a time, then
@@ -850,21 +908,14 @@ class Encoding:
             >>> enc.decode_with_offsets(enc.encode("hi é!"))
             ('hi é!', [0, 2, 4])
         """
-        pieces = self.decode_tokens_bytes(tokens)
-        offsets = []
-        n_chars = 0
-        for piece in pieces:
-            starts_inside = bool(piece) and 0x80 <= piece[0] < 0xC0
-            offsets.append(max(0, n_chars - starts_inside))
-            # every byte that is not a continuation byte starts a character
-            n_chars += sum(1 for b in piece if not 0x80 <= b < 0xC0)
-        return b"".join(pieces).decode("utf-8", errors="strict"), offsets
+        return byte_offsets(self.decode_tokens_bytes(tokens))
 
-    def decode_batch(self, batch, *, errors="replace", num_threads=8):
-        """decode over a list of token lists.  num_threads is accepted for
-        tiktoken compatibility and ignored: decoding is dictionary lookups
-        and a join in Python, which threads cannot run in parallel."""
-        return [self.decode(tokens, errors=errors) for tokens in batch]
+    def decode_batch(self, batch, *, errors="replace", num_threads=8, skip_special_tokens=False):
+        """decode over a list of token lists (or a 2-D NumPy array, such as a
+        padded batch).  num_threads is accepted for tiktoken compatibility
+        and ignored: decoding is dictionary lookups and a join in Python,
+        which threads cannot run in parallel."""
+        return [self.decode(tokens, errors=errors, skip_special_tokens=skip_special_tokens) for tokens in batch]
 
     def decode_bytes_batch(self, batch, *, num_threads=8):
         """decode_bytes over a list of token lists (num_threads: see decode_batch)."""

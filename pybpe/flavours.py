@@ -331,8 +331,46 @@ class ByteJoiner:
         return text
 
 
+def byte_offsets(pieces):
+    """(text, offsets) of byte tokens: the text is their UTF-8 (strict) and
+    each offset the index of the character the token starts in; a token that
+    starts inside a multi-byte character is attributed to that character
+    (tiktoken's decode_with_offsets).
+
+        >>> byte_offsets([b"h", b"\\xc3", b"\\xa9!"])
+        ('hé!', [0, 1, 1])
+    """
+    offsets = []
+    n_chars = 0
+    for piece in pieces:
+        starts_inside = bool(piece) and 0x80 <= piece[0] < 0xC0
+        offsets.append(max(0, n_chars - starts_inside))
+        # every byte that is not a continuation byte starts a character
+        n_chars += sum(1 for b in piece if not 0x80 <= b < 0xC0)
+    return b"".join(pieces).decode("utf-8", errors="strict"), offsets
+
+
+def text_offsets(joiner, tokens):
+    """(text, offsets) of character tokens joined by a flavour's joiner: each
+    offset is the index in the decoded text where the token's own text
+    starts -- past the space between two words that the token's first
+    character brings out; a token that brings out nothing (an end-of-word
+    marker alone) is at the place the text had reached."""
+    parts, offsets, length = [], [], 0
+    for token in tokens:
+        pending = joiner.space_pending
+        piece = joiner.push(token)
+        offsets.append(length + (1 if pending and piece.startswith(" ") else 0))
+        parts.append(piece)
+        length += len(piece)
+    parts.append(joiner.finish())
+    return "".join(parts), offsets
+
+
 class _PlainJoiner:
     # No end-of-word marker: decode is "".join(tokens).
+    space_pending = False
+
     def push(self, token):
         return token
 
@@ -353,6 +391,11 @@ class _WordJoiner:
         self._held = ""          # the raw text's tail that may start a marker
         self._started = False    # a word has been handed out
         self._space = False      # whitespace since the last word
+
+    @property
+    def space_pending(self):
+        """True when a space between two words waits for the next word."""
+        return self._space
 
     def push(self, token):
         text, marker = self._held + token, self._marker

@@ -19,10 +19,11 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from itertools import islice
 
-from . import _bounded, _unicode, core, model_file, patterns
+from . import _batch, _bounded, _unicode, core, model_file, patterns
 from .core.spec.counter import word_units
 from .errors import FormatError, InvalidTokenError
-from .flavours import DEFAULT, UNK, WHITESPACE, Flavour, StreamDecoder, is_pretokenizer_name
+from .flavours import (DEFAULT, UNK, WHITESPACE, Flavour, StreamDecoder, byte_offsets, is_pretokenizer_name,
+                       text_offsets)
 from .specials import check_disallowed, special_regex, special_sets
 
 # Encoded words are cached per tokenizer; past this many the cache starts over
@@ -444,12 +445,55 @@ class BPETokenizer(Tokenizer):
         encoded = state.merger.encode_words(symbols)
         return [[unk if s == no_symbol else s for s in row] for row in encoded]
 
-    def encode_batch(self, texts, *, num_threads=None, allowed_special=frozenset(), disallowed_special="all"):
+    def encode_batch(self, texts, *, num_threads=None, allowed_special=frozenset(), disallowed_special="all",
+                     padding=False, truncation=False, max_length=None, pad_id=None, add_special_tokens=False,
+                     return_attention_mask=None, return_numpy=False, padding_side="right"):
         """Encode many texts (a list of str; a single str is a TypeError);
         special tokens as in encode.  Threads overlap the C calls, which run
         without the GIL.  On the Python backend the texts are encoded one
         after another, as Encoding.encode_batch does: pure-Python work holds
-        the GIL, and threads fighting over it are slower than one."""
+        the GIL, and threads fighting over it are slower than one.
+
+        Model-ready batches: with any of padding (True / "longest" /
+        "max_length"), truncation, max_length, pad_id, add_special_tokens
+        (<bos> ... <eos>), return_attention_mask, return_numpy (int64
+        arrays) or padding_side ("right" / "left") the result is a dict
+        {"input_ids", "attention_mask"}, as a Hugging Face tokenizer gives
+        (pybpe/_batch.py; README "Model-ready batches").  Padding uses
+        pad_id, by default the tokenizer's <pad> (special_tokens=["<pad>",
+        "<bos>", "<eos>"]).  Without them the result is the plain list of ID
+        lists."""
+        options = dict(padding=padding, truncation=truncation, max_length=max_length, pad_id=pad_id,
+                       add_special_tokens=add_special_tokens, return_attention_mask=return_attention_mask,
+                       return_numpy=return_numpy, padding_side=padding_side)
+        rows = self._encode_batch(texts, num_threads, allowed_special, disallowed_special)
+        if not _batch.wanted(**options):
+            return rows
+        size = self.vocab_size
+
+        def check_id(i, what):
+            if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < size:
+                raise InvalidTokenError("%s=%r is not a token ID (this vocabulary has IDs 0..%d)"
+                                        % (what, i, size - 1))
+        return _batch.shape(rows, bos_id=self.bos_id, eos_id=self.eos_id, default_pad_id=self.pad_id,
+                            check_id=check_id, **options)
+
+    @property
+    def pad_id(self):
+        """The ID of the special token "<pad>", or None (not trained with it)."""
+        return self._state.special_ids.get("<pad>")
+
+    @property
+    def bos_id(self):
+        """The ID of the special token "<bos>", or None."""
+        return self._state.special_ids.get("<bos>")
+
+    @property
+    def eos_id(self):
+        """The ID of the special token "<eos>", or None."""
+        return self._state.special_ids.get("<eos>")
+
+    def _encode_batch(self, texts, num_threads, allowed_special, disallowed_special):
         self._require_trained()
         if isinstance(texts, (str, bytes)):
             raise TypeError("texts must be a list of str, not a single %s (wrap it: [text])"
@@ -465,15 +509,16 @@ class BPETokenizer(Tokenizer):
         with ThreadPoolExecutor(max_workers=num_threads) as pool:
             return list(pool.map(encode, texts))
 
-    def _tokens(self, state, ids):
+    def _tokens(self, state, ids, skip_special_tokens=False):
         """The token of each ID (str, or bytes at byte level; a special token
-        as its str): TypeError naming the index for an ID that is no integer
-        (NumPy integers and arrays are IDs), InvalidTokenError for one that is
-        no token (out of range or negative)."""
+        as its UTF-8 there): TypeError naming the index for an ID that is no
+        integer (NumPy integers and arrays are IDs), InvalidTokenError for
+        one that is no token (out of range or negative)."""
         if isinstance(ids, (str, bytes)):
             raise TypeError("ids must be a sequence of int token IDs, not a %s" % type(ids).__name__)
         vocab = state.vocab
         size = len(vocab)
+        first_special = size - len(state.special_ids)  # special tokens come last
         ids = ids.tolist() if hasattr(ids, "tolist") else ids  # a NumPy array: Python ints in one call
         tokens = []
         for index, i in enumerate(ids):
@@ -482,18 +527,48 @@ class BPETokenizer(Tokenizer):
             if not 0 <= i < size:
                 raise InvalidTokenError("ids[%d] = %d is not a token ID (this vocabulary has IDs 0..%d)"
                                         % (index, i, size - 1))
+            if i >= first_special:
+                if skip_special_tokens:
+                    continue
+                if self.flavour.byte_level:
+                    tokens.append(vocab[i].encode("utf-8"))
+                    continue
             tokens.append(vocab[i])
         return tokens
 
-    def decode(self, ids):
+    def decode(self, ids, *, skip_special_tokens=False):
         """IDs -> text: the flavour joins the tokens (README, "Flavours").
-        An ID that is not in the vocabulary raises pybpe.InvalidTokenError
-        (a KeyError and a ValueError), as Encoding.decode does."""
+        skip_special_tokens=True leaves the special tokens out (<pad>, <bos>,
+        <eos>...).  An ID that is not in the vocabulary raises
+        pybpe.InvalidTokenError (a KeyError and a ValueError), as
+        Encoding.decode does.  NumPy IDs and arrays are IDs too."""
+        state = self._require_trained()
+        return self.flavour.join(self._tokens(state, ids, skip_special_tokens))
+
+    def decode_batch(self, batch, *, skip_special_tokens=False):
+        """decode over a list of ID lists (or a 2-D NumPy array, such as a
+        padded batch from encode_batch)."""
+        return [self.decode(ids, skip_special_tokens=skip_special_tokens) for ids in batch]
+
+    def decode_with_offsets(self, ids):
+        """(text, offsets): decode(ids), and per token the index in the text
+        of the character it starts in -- Encoding.decode_with_offsets's
+        meaning.  At byte level a token that starts inside a multi-byte
+        character is attributed to that character, and the text must be
+        valid UTF-8 (as tiktoken's).  In the flavours with an end-of-word
+        marker the text is decode's (words joined by single spaces) and an
+        offset is where the token's own text starts in it.
+
+            >>> tok = BPETokenizer(vocab_size=25)
+            >>> tok.train(["low", "low", "lower", "newest", "widest"])
+            >>> tok.decode_with_offsets(tok.encode("lowest  newest"))
+            ('lowest newest', [0, 2, 4, 7, 8, 9, 11])
+        """
         state = self._require_trained()
         tokens = self._tokens(state, ids)
         if self.flavour.byte_level:
-            tokens = [t.encode("utf-8") if isinstance(t, str) else t for t in tokens]  # special tokens
-        return self.flavour.join(tokens)
+            return byte_offsets(tokens)
+        return text_offsets(self.flavour.stream_joiner(), tokens)
 
     def stream_decoder(self):
         """A StreamDecoder: feed(id) one ID at a time, then finish(); each call

@@ -383,3 +383,134 @@ def test_stream_decoder_refuses_bad_ids_like_decode(backend):
             decoder.feed("7")
     with pytest.raises(RuntimeError, match="train"):
         pybpe.BPETokenizer(backend=backend).stream_decoder()
+
+
+# -- item 2: model-ready batches ----------------------------------------------------------------
+np = pytest.importorskip("numpy")
+MODEL_SPECIALS = ["<pad>", "<bos>", "<eos>"]
+BATCH = ["the lowest widest", "naïve café 😀", "", "low"]
+
+
+def model_tokenizer(backend, name="bytes-gpt2"):
+    key = (backend, name, "model")
+    if key not in _TRAINED:
+        _TRAINED[key] = trained(backend, name, special_tokens=MODEL_SPECIALS)
+    return _TRAINED[key]
+
+
+def test_pad_bos_eos_ids(backend):
+    tok = model_tokenizer(backend)
+    assert (tok.pad_id, tok.bos_id, tok.eos_id) == tuple(tok.token_to_id[t] for t in MODEL_SPECIALS)
+    plain = trained(backend, "chapter")
+    assert (plain.pad_id, plain.bos_id, plain.eos_id) == (None, None, None)
+    enc = pybpe.get_encoding("cl100k_base", backend=backend)
+    assert (enc.pad_id, enc.bos_id, enc.eos_id) == (None, None, enc.eot_token)
+
+
+@pytest.mark.parametrize("name", ["chapter", "bytes-gpt2"])
+def test_plain_encode_batch_keeps_its_result(backend, name):
+    tok = model_tokenizer(backend, name)
+    assert tok.encode_batch(BATCH) == [tok.encode(t) for t in BATCH]
+    enc = encoding(backend)
+    assert enc.encode_batch(BATCH) == [enc.encode(t) for t in BATCH]
+
+
+@pytest.mark.parametrize("name", ["chapter", "underscore", "bytes-gpt2"])
+def test_padded_numpy_batches_round_trip(backend, name):
+    tok = model_tokenizer(backend, name)
+    for obj in (tok, pybpe.get_encoding("o200k_base", backend=backend)):
+        out = obj.encode_batch(BATCH, padding=True, add_special_tokens=True, return_numpy=True)
+        ids, mask = out["input_ids"], out["attention_mask"]
+        rows = [obj.encode(t) for t in BATCH]
+        specials = [i for i in (obj.bos_id, obj.eos_id) if i is not None]
+        longest = max(map(len, rows)) + len(specials)
+        assert isinstance(ids, np.ndarray) and ids.shape == (len(BATCH), longest) and ids.dtype == np.int64
+        assert mask.shape == ids.shape and mask.dtype == np.int64
+        assert mask.sum(axis=1).tolist() == [len(r) + len(specials) for r in rows]
+        pad = obj.pad_id if obj.pad_id is not None else obj.eos_id
+        for row, m, expected in zip(ids, mask, rows):
+            body = row[m == 1].tolist()
+            assert body == ([obj.bos_id] if obj.bos_id is not None else []) + expected + [obj.eos_id]
+            assert (row[m == 0] == pad).all()
+        assert obj.decode_batch(ids, skip_special_tokens=True) == [obj.decode(r) for r in rows]
+        for row, text in zip(ids, BATCH):
+            assert obj.decode(row, skip_special_tokens=True) == obj.decode(obj.encode(text))
+
+
+def test_truncation_and_max_length(backend):
+    tok = model_tokenizer(backend)
+    rows = [tok.encode(t) for t in BATCH]
+    out = tok.encode_batch(BATCH, truncation=True, max_length=4, add_special_tokens=True)
+    assert out["input_ids"] == [[tok.bos_id] + r[:2] + [tok.eos_id] for r in rows]
+    assert out["attention_mask"] == [[1] * len(r) for r in out["input_ids"]]
+    out = tok.encode_batch(BATCH, padding="max_length", truncation=True, max_length=6)
+    assert out["input_ids"] == [r[:6] + [tok.pad_id] * (6 - len(r[:6])) for r in rows]
+    assert out["attention_mask"] == [[1] * len(r[:6]) + [0] * (6 - len(r[:6])) for r in rows]
+    left = tok.encode_batch(BATCH, padding=True, padding_side="left", return_attention_mask=False)
+    longest = max(map(len, rows))
+    assert left == {"input_ids": [[tok.pad_id] * (longest - len(r)) + r for r in rows]}
+    with pytest.raises(ValueError, match="truncation=True"):
+        tok.encode_batch(BATCH, padding="max_length", max_length=2)
+    with pytest.raises(ValueError, match="max_length"):
+        tok.encode_batch(BATCH, truncation=True)
+    with pytest.raises(ValueError, match="max_length"):
+        tok.encode_batch(BATCH, max_length=3)
+    with pytest.raises(ValueError, match="padding"):
+        tok.encode_batch(BATCH, return_numpy=True)
+    with pytest.raises(ValueError, match="padding"):
+        tok.encode_batch(BATCH, padding="longer")
+    with pytest.raises(pybpe.InvalidTokenError):
+        tok.encode_batch(BATCH, padding=True, pad_id=10**6)
+
+
+def test_padding_needs_a_pad_token_or_pad_id(backend):
+    tok = trained(backend, "chapter")  # no <pad>, no <eos>
+    with pytest.raises(ValueError, match="pad_id"):
+        tok.encode_batch(BATCH, padding=True)
+    with pytest.raises(ValueError, match="<bos>"):
+        tok.encode_batch(BATCH, add_special_tokens=True)
+    out = tok.encode_batch(BATCH, padding=True, pad_id=0)
+    assert [len(r) for r in out["input_ids"]] == [max(len(tok.encode(t)) for t in BATCH)] * len(BATCH)
+
+
+def test_skip_special_tokens(backend):
+    for obj in (model_tokenizer(backend), model_tokenizer(backend, "chapter"), encoding(backend)):
+        specials = [i for i in (obj.bos_id, obj.eos_id, obj.pad_id) if i is not None]
+        ids = specials + obj.encode("low newest") + specials
+        assert obj.decode(ids, skip_special_tokens=True) == obj.decode(obj.encode("low newest"))
+        assert obj.decode(ids) != obj.decode(ids, skip_special_tokens=True)
+
+
+def test_numpy_ids_are_accepted_everywhere(backend):
+    for obj in (model_tokenizer(backend), model_tokenizer(backend, "chapter"), encoding(backend)):
+        ids = obj.encode("the lowest naïve")
+        for array in (np.array(ids, dtype=np.uint32), np.array(ids, dtype=np.int64), np.array(ids, dtype=np.uint16)):
+            assert obj.decode(array) == obj.decode(ids)
+            assert obj.decode([np.int64(i) for i in ids]) == obj.decode(ids)
+            assert obj.decode_with_offsets(array) == obj.decode_with_offsets(ids)
+            decoder = obj.stream_decoder()
+            assert "".join(decoder.feed(i) for i in array) + decoder.finish() == obj.decode(ids)
+        if isinstance(obj, pybpe.Encoding) or obj.flavour.byte_level:
+            assert obj.decode_bytes(np.array(ids)) == obj.decode_bytes(ids)
+        assert obj.decode_batch(np.array([ids, ids])) == [obj.decode(ids)] * 2
+
+
+@pytest.mark.parametrize("name", sorted(FLAVOURS))
+def test_decode_with_offsets_matches_encodings_meaning(backend, name):
+    tok = trained_once(backend, name)
+    text = "the lowest, naïve 😀 widest"
+    ids = tok.encode(text)
+    decoded, offsets = tok.decode_with_offsets(ids)
+    assert decoded == tok.decode(ids) and len(offsets) == len(ids)
+    assert offsets == sorted(offsets) and all(0 <= o <= len(decoded) for o in offsets)
+    if tok.flavour.byte_level:
+        # the same as Encoding's for the same token bytes
+        enc = tok.to_encoding()
+        assert (decoded, offsets) == enc.decode_with_offsets(ids)
+    else:
+        # each token's text (marker as space, whitespace squeezed) starts where the offset says
+        for i, offset in zip(ids, offsets):
+            piece = tok.decode([i])
+            piece = piece.strip() if tok.flavour.end_of_word else piece  # the marker's space is squeezed
+            if piece and piece != "<UNK>":
+                assert decoded[offset:].startswith(piece), (tok.vocab[i], offset, decoded)
