@@ -835,8 +835,8 @@ class Encoding:
             if isinstance(t, bool) or not hasattr(t, "__index__"):
                 raise TypeError("tokens[%d] must be an int token ID, not %s" % (index, type(t).__name__))
             if t not in self._decoder:
-                raise InvalidTokenError("Invalid token for decoding: %d (tokens[%d]; this encoding's IDs are "
-                                        "0..%d)" % (t, index, self.max_token_value))
+                raise InvalidTokenError("Invalid token for decoding: %d (tokens[%d]: no token of this encoding "
+                                        "has that ID; the largest is %d)" % (t, index, self.max_token_value))
 
     def decode(self, tokens, errors="replace", *, skip_special_tokens=False):
         """decode_bytes, then UTF-8 with `errors` (a token may end mid-character).

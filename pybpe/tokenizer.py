@@ -203,8 +203,17 @@ class BPETokenizer(Tokenizer):
         tie-break depends on); the corpus is streamed, never held whole: lists,
         generators and open files all work.  An interrupt or an error keeps
         the earlier state whole.
+
+        progress=True reports both phases on stderr, counting the words and
+        merging: on a terminal one line redrawn in place, anywhere else (a
+        log file, a pipe) a plain line every few seconds and one at the end
+        of each phase, never "\r" or a terminal code.  A callable instead
+        receives every report as progress(phase, done, total): ("count",
+        characters counted so far, None), then ("merge", merges made, merges
+        asked for).
         """
-        self._state = self._trained(self._count(corpus), progress)
+        report = _Progress(progress)
+        self._state = self._trained(self._count(corpus, report), report)
 
     def count_words(self, corpus):
         """{word: frequency} over an iterable of str, in first-appearance order."""
@@ -215,7 +224,7 @@ class BPETokenizer(Tokenizer):
             return None
         return special_regex(frozenset(self.special_tokens))
 
-    def _count(self, corpus):
+    def _count(self, corpus, report=None):
         """A core WordCounter over the words of every text of `corpus`.
 
         Whitespace splitting happens in the core: texts are joined with "\n"
@@ -235,21 +244,34 @@ class BPETokenizer(Tokenizer):
         flavour = self.flavour
         special_re = self._specials_pattern()
         preset = self._preset()
+        report = report or _Progress(False)
+        chars = 0  # of the corpus, for the progress report
         if flavour.pattern is None and flavour.pretokenizer == WHITESPACE:
             texts = _checked_texts(corpus) if special_re else iter(corpus)
+            if report.enabled:
+                texts = _counted(texts, report)
             if special_re:
                 texts = (piece for text in texts for piece in special_re.split(text))
-            batches = (_file_batches(corpus) if isinstance(corpus, io.TextIOBase) and not special_re
-                       else ("\n".join(batch) for batch in _text_lists(texts)))
-            for batch in batches:
-                counter.add_text(flavour.prepare(batch))
+            if isinstance(corpus, io.TextIOBase) and not special_re:
+                for batch in _file_batches(corpus):
+                    counter.add_text(flavour.prepare(batch))
+                    chars += len(batch)
+                    report.update("count", chars, None)
+            else:
+                for batch in _text_lists(texts):
+                    counter.add_text(flavour.prepare("\n".join(batch)))
+            chars = report.counted or chars
         elif preset is not None:
             for batch in _text_lists(iter(corpus)):
+                chars += sum(map(len, batch)) if report.enabled else 0
                 if special_re:
                     batch = _split_specials(special_re, batch)
                 counter.add_pieces(flavour.prepare_all(batch), preset)
+                report.update("count", chars, None)
         else:
             texts = _checked_texts(corpus)
+            if report.enabled:
+                texts = _counted(texts, report)
             if special_re:
                 texts = (piece for text in texts for piece in special_re.split(text))
             words, split = [], flavour.split
@@ -259,6 +281,8 @@ class BPETokenizer(Tokenizer):
                     counter.add_words(words)
                     words = []
             counter.add_words(words)
+            chars = report.counted
+        report.update("count", chars, None, final=True)
         return counter
 
     def _preset(self):
@@ -285,9 +309,9 @@ class BPETokenizer(Tokenizer):
             words = [_unicode.fix_surrogates(w) for w in words]
         counter = self._core.WordCounter()
         counter.add_words(words, freqs)
-        self._state = self._trained(counter, progress)
+        self._state = self._trained(counter, _Progress(progress))
 
-    def _trained(self, counter, progress):
+    def _trained(self, counter, report):
         """The _State trained on a core WordCounter: base vocabulary, word
         table, merge loop.  The caller installs it."""
         flavour, core = self.flavour, self._core
@@ -298,11 +322,11 @@ class BPETokenizer(Tokenizer):
                                max_token_units=self.max_token_length or 0)
         del table
         target = max(self.target_vocab_size - len(self.special_tokens), 0)
-        merges, counts_ = self._run(trainer, symtab, target, progress)
+        merges, counts_ = self._run(trainer, symtab, target, report)
         return _State(self, symtab, [m[:3] for m in merges], counts_)
 
-    def _run(self, trainer, symtab, target, progress):
-        """Drive the trainer in chunks: a progress line and Ctrl-C between them.
+    def _run(self, trainer, symtab, target, report):
+        """Drive the trainer in chunks: a progress report and Ctrl-C between them.
 
         The core runs each chunk without the GIL; chunks grow until one takes
         about CHUNK_SECONDS, so progress costs nothing measurable.  An interrupt
@@ -310,14 +334,8 @@ class BPETokenizer(Tokenizer):
         its previous state.
         """
         merges, counts = [], []
-        chunk, start, last_shown = 16, time.perf_counter(), 0.0
+        chunk = 16
         expected = max(target - len(symtab), 0)
-        # On a terminal the line is redrawn in place; in a log file or a pipe
-        # it is a plain line now and then, with no "\r" or terminal codes.
-        tty = progress and _isatty(sys.stderr)
-        every = 0.1 if tty else _PLAIN_PROGRESS_SECONDS
-        if not tty:
-            last_shown = start  # the first plain line after `every`, not at once
         while True:
             t0 = time.perf_counter()
             done = trainer.run(target, chunk)
@@ -326,25 +344,21 @@ class BPETokenizer(Tokenizer):
             counts.extend(m[3] for m in done)
             if time.perf_counter() - t0 < _CHUNK_SECONDS:
                 chunk = min(chunk * 2, _MAX_CHUNK)
-            if progress and (finished or time.perf_counter() - last_shown > every):
-                last_shown = time.perf_counter()
-                self._show_progress(symtab, merges, expected, last_shown - start, tty)
+            if report.enabled:
+                report.update("merge", len(merges), expected, final=finished,
+                              detail=lambda: self._last_merge(symtab, merges))
             if finished:
                 break
-        if tty:
-            sys.stderr.write("\n")
+        report.end()
         return merges, counts
 
-    def _show_progress(self, symtab, merges, expected, seconds, tty):
-        rate = len(merges) / seconds if seconds > 0 else 0.0
-        last = ""
-        if merges:
-            a, b, _, count = merges[-1]
-            last = "  last %r + %r (%d)" % (self.flavour.from_bytes(symtab.token(a)),
-                                            self.flavour.from_bytes(symtab.token(b)), count)
-        line = "merges %d/%d  %.0f/s%s" % (len(merges), expected, rate, last[:60])
-        sys.stderr.write("\r%s\x1b[K" % line if tty else line + "\n")
-        sys.stderr.flush()
+    def _last_merge(self, symtab, merges):
+        if not merges:
+            return ""
+        a, b, _, count = merges[-1]
+        last = "  last %r + %r (%d)" % (self.flavour.from_bytes(symtab.token(a)),
+                                        self.flavour.from_bytes(symtab.token(b)), count)
+        return last[:60]
 
     # -- encoding ----------------------------------------------------------------
     def _require_trained(self):
@@ -724,6 +738,64 @@ _CHUNK_SECONDS = 0.05
 _MAX_CHUNK = 1 << 16
 # Progress not on a terminal: one plain line this often (and one at the end).
 _PLAIN_PROGRESS_SECONDS = 5.0
+
+
+class _Progress:
+    """train's progress report (see BPETokenizer.train): nothing, lines on
+    stderr (redrawn on a terminal, plain lines elsewhere: no "\r" or
+    terminal codes in a log file), or calls of a callable."""
+
+    def __init__(self, progress):
+        self.enabled = bool(progress)
+        self.callback = progress if callable(progress) else None
+        self.tty = self.enabled and self.callback is None and _isatty(sys.stderr)
+        self.every = 0.1 if self.tty else _PLAIN_PROGRESS_SECONDS
+        self.start = self.last = time.perf_counter()
+        self.drawn = False
+        self.counted = 0  # characters counted (see _counted)
+
+    def update(self, phase, done, total, *, final=False, detail=None):
+        if not self.enabled:
+            return
+        if self.callback is not None:
+            self.callback(phase, done, total)
+            return
+        now = time.perf_counter()
+        if not final and now - self.last < self.every:
+            return
+        self.last = now
+        seconds = now - self.start
+        if phase == "count":
+            line = "counted %d characters (%.1f MB/s)" % (done, done / seconds / 1e6 if seconds > 0 else 0.0)
+        else:
+            line = "merges %d/%d  %.0f/s%s" % (done, total, done / seconds if seconds > 0 else 0.0,
+                                               detail() if detail else "")
+        if self.tty:
+            sys.stderr.write("\r%s\x1b[K" % line)
+            self.drawn = True
+            if final and phase == "count":  # the count line stays; merging draws below it
+                sys.stderr.write("\n")
+                self.drawn = False
+        else:
+            sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+        if final:
+            self.start = self.last = time.perf_counter()  # the next phase's clock
+
+    def end(self):
+        if self.drawn:
+            sys.stderr.write("\n")
+            sys.stderr.flush()
+            self.drawn = False
+
+
+def _counted(texts, report):
+    """The texts, each one's length added to report.counted as it passes
+    (and reported now and then)."""
+    for text in texts:
+        report.counted += len(text)
+        report.update("count", report.counted, None)
+        yield text
 
 
 def _isatty(stream):

@@ -514,3 +514,21 @@ def test_decode_with_offsets_matches_encodings_meaning(backend, name):
             piece = piece.strip() if tok.flavour.end_of_word else piece  # the marker's space is squeezed
             if piece and piece != "<UNK>":
                 assert decoded[offset:].startswith(piece), (tok.vocab[i], offset, decoded)
+
+
+# -- rough edge: progress covers counting too -------------------------------------------------
+@pytest.mark.parametrize("name", ["chapter", "bytes-gpt2", "leading-space"])
+def test_progress_covers_counting_and_merging(backend, name, capsys):
+    calls = []
+    tok = pybpe.BPETokenizer(vocab_size=320, backend=backend, **FLAVOURS[name])
+    tok.train(TRAINING, progress=lambda phase, done, total: calls.append((phase, done, total)))
+    phases = [c[0] for c in calls]
+    assert phases[0] == "count" and phases[-1] == "merge" and phases == sorted(phases)
+    counted = [c for c in calls if c[0] == "count"]
+    assert counted[-1][1] == sum(map(len, TRAINING)) and all(c[2] is None for c in counted)
+    assert calls[-1][1] == len(tok.merges) <= calls[-1][2]  # (merges done, merges asked for)
+    assert capsys.readouterr().err == ""  # a callable gets the reports instead of stderr
+    tok.train(TRAINING, progress=True)   # stderr is not a terminal here: plain lines
+    err = capsys.readouterr().err
+    assert "counted %d characters" % sum(map(len, TRAINING)) in err and "merges %d/" % len(tok.merges) in err
+    assert "\r" not in err and "\x1b" not in err and err.endswith("\n")
