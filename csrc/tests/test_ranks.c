@@ -128,6 +128,21 @@ static void test_heap_matches_naive(void)
             m = naive(text, sizes[s], expect);
             CHECK(n == m && memcmp(out, expect, n * sizeof *out) == 0);
         }
+    /* Long runs of one byte ("aaaa" is ranked above "aa" here): the run
+     * engine of merge.h; then runs mixed with other bytes. */
+    for (s = 100; s <= 500; s += 37)
+        for (trial = 0; trial < 20; trial++) {
+            for (i = 0; i < s;) {
+                size_t k = trial == 0 ? s : 1 + (size_t)rand() % 60;
+                char c = "aabc"[rand() % 4];
+                while (k-- > 0 && i < s)
+                    text[i++] = c;
+            }
+            len = (uint32_t)s;
+            CHECK(bpe_ranks_encode(t, (const unsigned char *)text, len, &len, 1, 0, out, &n) == BPE_OK);
+            m = naive(text, s, expect);
+            CHECK(n == m && memcmp(out, expect, n * sizeof *out) == 0);
+        }
     bpe_ranks_free(t);
 }
 

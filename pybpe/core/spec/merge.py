@@ -19,7 +19,7 @@ A rule returns `(priority, merged)` or None.
 import heapq
 
 __all__ = ["HEAP_THRESHOLD", "RUNS_SHARE", "byte_pair_merge", "merge_linear", "merge_by_rank", "merge_heap",
-           "few_runs", "merge_runs"]
+           "few_runs", "merge_runs", "WINDOW", "merge_windows"]
 
 # Sequences of at least this many parts are merged with the heap; shorter
 # ones with the rescan.  The C engine's BPE__MERGE_HEAP_THRESHOLD (merge.h,
@@ -323,4 +323,59 @@ def merge_runs(parts, rule):
     while i < n:
         out.extend([sym[i]] * cnt[i])
         i = nxt[i]
+    return out
+
+
+# Long pieces of many runs are merged in windows of WINDOW bytes, each on the
+# short loop (csrc/ranks.c: RK_WINDOW, RK_WINDOW_MAX, rk_merge_windows).
+WINDOW = 32
+_WINDOW_MAX = HEAP_THRESHOLD - 1
+
+
+def merge_windows(piece, parts, rule, merge, width):
+    # The parts of `piece` (bytes; parts[i] is the starting part of byte i)
+    # merged window by window, or None when a window outgrew the short loop
+    # (the caller then takes merge_heap).  Same steps as csrc/ranks.c's
+    # rk_merge_windows, where the proof is: windows of WINDOW bytes (ending
+    # before a UTF-8 continuation byte), each merged alone by `merge` (the
+    # short loop); where two windows meet, the last committed part and the
+    # window's first must merge, alone, to themselves -- else the last
+    # committed part goes back into the window.  `width(part)` is the number
+    # of bytes a part covers.
+    out, ends = [], []
+    n, pos = len(piece), 0
+
+    def neighbours_pass(a, c, x, y):
+        if c - a > _WINDOW_MAX:
+            return None
+        if rule(x, y) is not None:
+            return False  # they would merge
+        return merge(parts[a:c]) == [x, y]
+
+    while pos < n:
+        stop, start = pos + WINDOW, pos
+        if stop >= n:
+            stop = n
+        else:
+            while stop > pos + 1 and piece[stop] & 0xC0 == 0x80:
+                stop -= 1  # end windows before a character's first byte
+        while True:
+            if stop - start > _WINDOW_MAX:
+                return None
+            window = merge(parts[start:stop])
+            if not out:
+                break
+            ok = neighbours_pass(ends[-2] if len(ends) >= 2 else 0, start + width(window[0]), out[-1], window[0])
+            if ok is None:
+                return None
+            if ok:
+                break
+            out.pop()  # take the last committed part back into the window
+            ends.pop()
+            start = ends[-1] if ends else 0
+        for part in window:
+            start += width(part)
+            out.append(part)
+            ends.append(start)
+        pos = stop
     return out

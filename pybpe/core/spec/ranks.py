@@ -13,7 +13,8 @@ from array import array
 
 from ... import _unicode, errors, patterns
 from .common import COMPILED
-from .merge import HEAP_THRESHOLD, byte_pair_merge, few_runs, merge_by_rank, merge_heap, merge_runs
+from .merge import (HEAP_THRESHOLD, byte_pair_merge, few_runs, merge_by_rank, merge_heap, merge_linear,
+                    merge_runs, merge_windows)
 
 __all__ = ["HEAP_THRESHOLD", "PRESET_GPT2", "PRESET_CL100K", "PRESET_O200K", "COMPILED", "split", "RankTable",
            "PIECE_CACHE_DEFAULT_BYTES", "PIECE_CACHE_MIN_BYTES"]
@@ -98,6 +99,9 @@ class RankTable:
             self._rule = rule
             self._byte_parts = [bytes([b]) for b in range(256)]
             self._finish = self._ids_of_bytes
+            self._merge_short = lambda parts: merge_by_rank(parts, encoder.get)
+            self._width = len
+            self._concatenate = True
         else:
             pairs = {}
             for rank, (left, right, result) in enumerate(merges):
@@ -106,6 +110,16 @@ class RankTable:
             self._rule = lambda a, b: pairs.get((a, b))
             self._byte_parts = [self._encoder.get(bytes([b])) for b in range(256)]
             self._finish = None
+            self._merge_short = lambda parts: merge_linear(parts, self._rule)
+            # A part's width is its token's length when every merge result is
+            # its halves' bytes joined (csrc/ranks.c: results_concatenate).
+            decoder = dict(zip(ids, tokens))
+            self._width = lambda part: len(decoder[part])
+
+            def joins(left, right, result):
+                found = [decoder.get(i) for i in (left, right, result)]
+                return None not in found and found[0] + found[1] == found[2]
+            self._concatenate = all(joins(*m) for m in merges)
 
     def _ids_of_bytes(self, parts):
         try:
@@ -127,14 +141,25 @@ class RankTable:
         if self._finish is None:  # merge list: parts are IDs
             if None in parts:
                 raise ValueError("a byte of the text has no token in this vocabulary")
-            if few_runs(parts):
-                return merge_runs(parts, self._rule)
+            if len(parts) >= HEAP_THRESHOLD:
+                return self._merge_long(piece, parts)
             return byte_pair_merge(parts, self._rule)
         if len(parts) < HEAP_THRESHOLD:
             return self._finish(merge_by_rank(parts, self._encoder.get))
-        if few_runs(parts):  # "a" * 1,000,000 (csrc/ranks.c takes the same path)
-            return self._finish(merge_runs(parts, self._rule))
-        return self._finish(merge_heap(parts, self._rule))
+        return self._finish(self._merge_long(piece, parts))
+
+    def _merge_long(self, piece, parts):
+        # A piece of at least HEAP_THRESHOLD bytes, the way csrc/ranks.c's
+        # rk_merge_piece does it: few runs ("a" * 1,000,000) by merge_runs;
+        # else in windows (merge_windows) when every merge result is the
+        # concatenation of its halves; the heap when that gives up.
+        if few_runs(parts):
+            return merge_runs(parts, self._rule)
+        if self._concatenate:
+            merged = merge_windows(piece, parts, self._rule, self._merge_short, self._width)
+            if merged is not None:
+                return merged
+        return merge_heap(parts, self._rule)
 
     @property
     def pair_count(self):
