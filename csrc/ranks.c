@@ -223,6 +223,7 @@ struct bpe_ranks {
      * under tiktoken's rule; checked for a merge list), so a part's width in
      * a piece is its token's length: what rk_merge_windows needs. */
     int results_concatenate;
+    size_t max_token_len;     /* bytes of the longest token */
 };
 
 /* ------------------------------------------------------------------ hashing */
@@ -754,6 +755,7 @@ static int rk_build_tokens(bpe_ranks *r, const unsigned char *bytes,
         r->tok_slots[i].head = rk_head(r->bytes + r->offsets[k], len);
         r->tok_slots[i].index = (uint32_t)(k + 1);
         r->tok_slots[i].len = rk_len32(len);
+        r->max_token_len = len > r->max_token_len ? len : r->max_token_len;
         r->ids[k] = ids[k];
         r->ids_are_indices &= ids[k] == k;
     }
@@ -1228,6 +1230,11 @@ static int rk_encode_piece_rest(const bpe_ranks *r, const unsigned char *text,
         *dst = rk_id(r, k);
         *count = 1;
         return BPE_OK;
+    }
+    if (len > r->max_token_len && len > BPE__PC_LONG_BYTES) {
+        /* no token, never cached: skip hashing it (1 MB: ~1 ms) */
+        c->stats[BPE_PIECE_CACHE_MERGES]++;
+        return rk_merge_piece(r, p, len, s, dst, count);
     }
     key = rk_key_of(p, len, text + text_len);
     /* Asked before the token table: a piece that is not a token would
