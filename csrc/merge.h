@@ -38,6 +38,7 @@
 #ifndef PYBPE_MERGE_H
 #define PYBPE_MERGE_H
 
+#include <assert.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -265,7 +266,8 @@ static inline size_t bpe__merge_heap(bpe__merge_rule rule, const void *table,
  *
  * Memory: sym (the n starting parts in, the result out, as in
  * bpe__merge_heap), cnt, wid, next and prev of n entries each, and a heap of
- * heap_cap >= 2n + BPE__RUN_PUSHES entries.  A step pushes at most
+ * heap_cap entries, at least twice the most runs alive at once plus
+ * BPE__RUN_PUSHES (2n + BPE__RUN_PUSHES always is).  A step pushes at most
  * BPE__RUN_PUSHES entries; when the heap is full its stale and duplicate
  * entries are dropped (bpe__runs_compact), which leaves at most two per run.
  * Positions must fit 31 bits (n < 2^31).  Returns the number of parts.
@@ -318,6 +320,7 @@ static inline void bpe__runs_compact(bpe__merge_rule rule, const void *table,
             bpe__runs_live(rule, table, s, s->heap[i], &merged))
             s->heap[kept++] = s->heap[i];
     s->hn = kept;
+    assert(s->hn + BPE__RUN_PUSHES <= s->cap); /* heap_cap's bound (above) */
 }
 
 /* Pushes run i's pair of kind t, if it has one (i may be BPE__NONE). */

@@ -13,6 +13,7 @@
 
 #include "bpe.h"
 #include "internal.h"
+#include "merge.h"
 #include "check.h"
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -793,6 +794,89 @@ static void test_trace_chapter(void)
     bpe_symtab_free(t);
 }
 
+/* ---- the run engine against the heap (merge.h) ------------------------- */
+
+/* A rule on parts that are lengths: x then y merge to x + y, with priority
+ * prio[x + y], when that is not 0 -- any order of priorities, ties too. */
+typedef struct {
+    uint32_t prio[33];
+} len_rule_table;
+
+static uint32_t len_rule(const void *table, uint32_t x, uint32_t y, uint32_t bx,
+                         uint32_t by, uint32_t *merged)
+{
+    const len_rule_table *t = table;
+    (void)bx;
+    (void)by;
+    if (x + y > 32 || t->prio[x + y] == 0)
+        return BPE__NONE;
+    *merged = x + y;
+    return t->prio[x + y];
+}
+
+/* bpe__merge_runs (its heap heap_cap entries) gives bpe__merge_heap's parts. */
+static int runs_match_heap(const len_rule_table *t, const uint32_t *parts, size_t n,
+                           size_t heap_cap)
+{
+    uint32_t *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+    uint32_t *cnt = malloc(n * sizeof *cnt), *wid = malloc(n * sizeof *wid);
+    uint32_t *next = malloc(n * sizeof *next), *prev = malloc(n * sizeof *prev);
+    bpe__heap_entry *heap = malloc(heap_cap * sizeof *heap);
+    bpe__heap_entry *heap2 = malloc(2 * n * sizeof *heap2);
+    size_t m1, m2;
+    int same = 0;
+    if (a && b && cnt && wid && next && prev && heap && heap2) {
+        memcpy(a, parts, n * sizeof *a);
+        memcpy(b, parts, n * sizeof *b);
+        m1 = bpe__merge_runs(len_rule, t, a, cnt, wid, next, prev, heap, heap_cap, n);
+        m2 = bpe__merge_heap(len_rule, t, b, NULL, next, prev, heap2, n);
+        same = m1 == m2 && memcmp(a, b, m1 * sizeof *a) == 0;
+    }
+    free(a);
+    free(b);
+    free(cnt);
+    free(wid);
+    free(next);
+    free(prev);
+    free(heap);
+    free(heap2);
+    return same;
+}
+
+static void test_merge_runs(void)
+{
+    rng r = {0x9e3779b97f4a7c15u};
+    uint32_t parts[800];
+    len_rule_table t;
+    size_t trial, i, k;
+
+    /* Compaction: "aaa" (3) is ranked before "aa" (2) and (3, 1) -> 4
+     * last, so the run of 1s merges one pair at a time and the 3-run's edge
+     * is pushed again every few steps while lower priorities keep it in the
+     * heap.  At most four runs are
+     * alive (3s, a 2, 1s, the last 4), so a 16-entry heap is within
+     * heap_cap's bound, and fills with repeats: bpe__runs_compact runs. */
+    memset(&t, 0, sizeof t);
+    t.prio[2] = 5;
+    t.prio[3] = 2;
+    t.prio[4] = 8;
+    for (i = 0; i < 800; i++)
+        parts[i] = 1;
+    CHECK(runs_match_heap(&t, parts, 800, 16));
+    /* Random priorities over runs of 1s, 2s and 3s of random lengths. */
+    for (trial = 0; trial < 400; trial++) {
+        size_t n = 100 + rnd(&r, 700);
+        for (k = 2; k <= 32; k++)
+            t.prio[k] = rnd(&r, 3) ? 1 + rnd(&r, 40) : 0;
+        for (i = 0; i < n;) {
+            uint32_t part = 1 + rnd(&r, trial % 2 ? 3 : 2), len = 1 + rnd(&r, 80);
+            while (len-- > 0 && i < n)
+                parts[i++] = part;
+        }
+        CHECK(runs_match_heap(&t, parts, n, 2 * n + BPE__RUN_PUSHES));
+    }
+}
+
 int main(void)
 {
     RUN(test_symtab);
@@ -810,6 +894,7 @@ int main(void)
     RUN(test_merger_long_word);
     RUN(test_trace_bytes);
     RUN(test_trace_chapter);
+    RUN(test_merge_runs);
     printf("%d checks, %d failed\n", checks, failures);
     return failures != 0;
 }
