@@ -75,6 +75,22 @@ def test_every_whitespace_character(core, char):
     assert counter.items() == list(split_count(["a%sb%sa" % (char, char)]).items())
 
 
+def test_word_ends_at_every_offset(core):
+    # The C split looks for a word's end eight bytes at a time: every kind of
+    # byte that can (or cannot) end a word, at every offset of that window,
+    # in words longer than it, with and without text after.
+    controls = "".join(map(chr, range(0x21))) + "\x7f\x80\xff\u0100\u3000\U0001f600"
+    texts = []
+    for char in WHITESPACE + NOT_WHITESPACE + controls:
+        for offset in range(18):
+            word = "abcdefghijklmnopqrs"[:offset]
+            texts += [word + char + "tuvwxyz0123456789", " " + word + char, word + char + "z"]
+    for text in texts:
+        counter = core.WordCounter()
+        counter.add_text(text)
+        assert counter.items() == list(split_count([text]).items()), repr(text)
+
+
 @settings(**HYPOTHESIS)
 @given(st.lists(texts, max_size=8), st.lists(st.integers(0, 2**40), max_size=8))
 def test_add_words_with_frequencies(core, words, freqs):
