@@ -10,28 +10,71 @@
  * scanner maps its steps to the alternatives.  Not here: any pattern a user
  * writes (Python's regex module handles those).  Text level (text.h).
  *
- * Speed.  Runs of one class are found eight bytes at a time: pt_lanes
- * classifies a word of ASCII in a few additions (letters, digits, spaces,
- * the rest), pt_first finds the first byte that ends the run; characters
- * beyond ASCII go through the class tables one at a time (pt_at).  Nothing
- * is read past the end of the text (pt_load).  Scanner alone, MB/s of UTF-8
- * (tools/bench_pretok.c, CPU time, median of 7, 4 MB of each corpus of
- * tools/bench_encode_table.py, before -> after, one interleaved run):
- *     prose         gpt2 186 -> 370, cl100k 188 -> 379, o200k 251 -> 280
- *     Python source gpt2 211 -> 362, cl100k 187 -> 329, o200k 280 -> 272
- *     multilingual  gpt2 296 -> 305, cl100k 338 -> 383, o200k 229 -> 276
- *     CJK           gpt2 477 -> 625, cl100k 461 -> 654, o200k 449 -> 539
- * The loops that walked a run a byte at a time ended with a mispredicted
- * branch per run; the word test ends most runs in one step.  Without the
- * always_inline hint GCC kept pt_at and pt_lanes out of line (and pt_lanes
- * then tested every class for every run): multilingual text ran 25% slower
- * than before the change.
- * SSE2 (sixteen bytes a step, PT_SSE2) against the portable path, same run:
- * on the four corpora within noise (runs there are short), on words of
- * 10-40 letters gpt2 1.63 -> 2.13 GB/s, cl100k 1.62 -> 2.00, o200k 1.34 ->
- * 1.55 -- kept, behind its feature test, for long runs ("a" * 1,000,000).
- * No NEON path: this machine has no ARM compiler to build or test one, and
- * the portable path serves ARM.
+ * Speed: what won.  Most of a scanner's time went to walking runs of one
+ * class a character at a time, each run ending in a mispredicted loop exit.
+ * Runs are now found a word at a time: pt_load reads eight bytes into a
+ * uint64_t (never a byte past the text), pt_lanes classifies the ASCII
+ * among them with two additions per range (letters, digits, whitespace,
+ * the rest), and pt_first turns the first byte that ends the run into an
+ * index with one multiplication -- portable C99 (SWAR), no intrinsics.  A
+ * run that meets a byte beyond ASCII goes on through the class tables a
+ * character at a time (pt_at), and back to words at the next ASCII byte;
+ * whitespace runs find their last CR/LF in the same word.  With SSE2 (every
+ * x86-64; a feature test, PT_SSE2) runs are first tried sixteen bytes at a
+ * time.  The helpers are forced inline, so each scanner's masks are
+ * constants.  tools/bench_pretok.c (`make bench-pretok FILES=...`) times the
+ * scanners alone: MB/s of UTF-8, CPU time, median of 7, on 4 MB of each
+ * corpus of tools/bench_encode_table.py, before -> portable -> SSE2, one
+ * interleaved run on a busy 2-core machine (+-10%):
+ *     prose          gpt2 182 -> 368 -> 374
+ *                    cl100k 185 -> 370 -> 380
+ *                    o200k 248 -> 273 -> 283
+ *     Python source  gpt2 206 -> 352 -> 361
+ *                    cl100k 186 -> 324 -> 332
+ *                    o200k 278 -> 264 -> 277
+ *     multilingual   gpt2 290 -> 293 -> 305
+ *                    cl100k 332 -> 385 -> 392
+ *                    o200k 228 -> 267 -> 276
+ *     CJK            gpt2 465 -> 616 -> 613
+ *                    cl100k 454 -> 635 -> 632
+ *                    o200k 432 -> 516 -> 526
+ *     words of 10-40 random letters (2.6 MB): gpt2 484 -> 1643 -> 2104,
+ *                    cl100k 470 -> 1555 -> 2024, o200k 1081 -> 1339 -> 1547
+ * Instructions (cachegrind, cl100k, encode_ordinary of 1 MB): the scanner
+ * 48.2M -> 23.9M on prose, 56.7M -> 27.6M on Python source; the encode's
+ * C code 107M -> 80M and 103M -> 70M.  encode_ordinary, C backend, 2 MB of
+ * each corpus, MB/s by CPU time (median of 5 calls, median of three
+ * alternating processes), before -> after:
+ *     gpt2    prose 47.8 -> 56.9, Python 49.9 -> 55.5, multilingual 60.4 -> 61.4
+ *     cl100k  prose 47.1 -> 54.0, Python 62.1 -> 76.4, multilingual 63.9 -> 68.4
+ *     o200k   prose 45.5 -> 49.7, Python 69.5 -> 75.4, multilingual 59.7 -> 64.8
+ * and CJK within noise (44-49 both).  What limits the scanners now: one
+ * piece at a time, three or four data-dependent branches per piece
+ * (a space? a letter after it? punctuation? a newline after that?), ~0.6
+ * of them mispredicted per piece on prose in cachegrind's model (this
+ * machine has no hardware counters); o200k runs at three quarters of
+ * cl100k's speed on prose (its letters are two runs, upper then lower
+ * case).
+ *
+ * What lost.  (1) Whole ASCII pieces with few branches: classify the word
+ * at a piece's start once, take the prefix by lane arithmetic, select the
+ * run's class lanes without branching (pt_select) and end the piece with
+ * one pt_first -- one branch per piece instead of three or four.  Fewer
+ * mispredictions in cachegrind's model, 23% more instructions, and 25-40%
+ * slower on the machine (prose gpt2 ~375 -> ~245 MB/s, cl100k ~380 -> ~215,
+ * o200k ~280 -> ~220): each piece's end then waits on a chain of ~25 cycles
+ * (load, classify, select, multiply) before the next piece can start, where
+ * the branchy scanner lets the processor guess its way several pieces
+ * ahead.  A scanner at memory speed would cut a whole block at once
+ * (boundary masks for 64 bytes, then one bit per piece), not a piece at a
+ * time.  (2) The [\r\n/]* after punctuation a word at a time: fewer
+ * mispredictions in the model, 3-6% slower measured.  (3) Without the
+ * inline hint GCC kept pt_at and pt_lanes out of line, and pt_lanes tested
+ * every class for every run: multilingual text 25% slower than before.
+ * No NEON path: this machine has no ARM compiler to build or test one; the
+ * portable path serves ARM.  The portable path is always built: the C
+ * self-tests compile it beside the default one (BPE_PRETOK_PORTABLE,
+ * csrc/tests/test_pretok_paths.c) and compare them.
  */
 #include <stdint.h>
 #include <string.h>
