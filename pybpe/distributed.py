@@ -124,7 +124,7 @@ def count_on_dask(tokenizer, inputs, *, client=None, blocksize=DEFAULT_BLOCKSIZE
             while len(futures) > 1:  # merge consecutive runs, in order, on the workers
                 futures = [cl.submit(_merge, *futures[i:i + _SPLIT_EVERY], pure=False)
                            for i in range(0, len(futures), _SPLIT_EVERY)]
-            return futures[0].result() if futures else {}
+            return futures[0].result().words if futures else {}
         finally:
             cl.cancel(futures)
 
@@ -515,25 +515,42 @@ def _decoding_errors(part, lo, hi):
     return named()
 
 
+class _Counts:
+    """{word: frequency} of a partition, as tasks pass it on.  A wrapper,
+    because Dask serializes a bare dict entry by entry (seconds for 10**5
+    words) and this object by pickle, whole (milliseconds)."""
+
+    __slots__ = ("words",)
+
+    def __init__(self, words):
+        self.words = words
+
+    def __getstate__(self):
+        return self.words
+
+    def __setstate__(self, words):
+        self.words = words
+
+
 def _count_part(spec, part):
-    """{word: frequency} of one partition of a file, read as lines."""
+    """_Counts of one partition of a file, read as lines."""
     config, backend = spec
     tok = BPETokenizer(backend=backend, **config)
     with _open_binary(part, _line_cut) as (f, lo, hi), _decoding_errors(part, lo, hi):
-        return tok.count_words(io.TextIOWrapper(f, encoding="utf-8", newline="\n"))
+        return _Counts(tok.count_words(io.TextIOWrapper(f, encoding="utf-8", newline="\n")))
 
 
 def _count_items(spec, items):
-    """{word: frequency} of one partition of a bag of str."""
+    """_Counts of one partition of a bag of str."""
     config, backend = spec
-    return BPETokenizer(backend=backend, **config).count_words(items)
+    return _Counts(BPETokenizer(backend=backend, **config).count_words(items))
 
 
 def _merge(*counts):
-    """Counts of consecutive partitions, in order, merged (pybpe.merge_counts)."""
+    """_Counts of consecutive partitions, in order, merged (pybpe.merge_counts)."""
     from . import merge_counts
 
-    return merge_counts(*counts)
+    return _Counts(merge_counts(*(c.words for c in counts)))
 
 
 def _encode_part(enc, part, out_dir, name, digest, options):
