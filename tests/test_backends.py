@@ -229,6 +229,27 @@ def test_trainer_stops_below_min_frequency(core):
     assert merges == [(0, 1, 4, 3)] and len(symtab) == 5
 
 
+@pytest.mark.parametrize("min_frequency", [1, 2, 3, 40, 1000, 2**20, 2**20 + 1, 2**40])
+@pytest.mark.parametrize("chunk", [1, 10**9])
+def test_trainer_meets_counts_of_every_scale(core, min_frequency, chunk):
+    # Counts from 1 to 2^21, with ties at every scale (the same frequency on
+    # several words, pairs shared between words): the C trainer keeps only
+    # pairs above a floor in its heap and halves the floor when the heap runs
+    # dry (trainer.c, THE FLOOR), so every merge, each tie-break and the stop
+    # at min_frequency must still be the chapter's loop's.
+    alphabet = [bytes([c]) for c in b"abcdefg"]
+    words = []
+    for k in range(22):
+        for j in range(3):
+            word = tuple(alphabet[(k * 3 + j * 5 + i * i) % 7] for i in range(3 + (k + j) % 4))
+            words.append((word, 2**k if j < 2 else 2**k + k))
+    base = list(alphabet)
+    symtab, _, merges = train(core, words, base, len(base) + 60, min_frequency, steps=chunk)
+    assert merges == literal_train(core, words, base, len(base) + 60, min_frequency)[2]
+    assert all(m[3] >= min_frequency for m in merges)
+    assert (len(merges) > 5) if min_frequency <= 2**21 else merges == []
+
+
 def test_existing_string_keeps_its_id(core):
     # "ab" is in the base vocabulary, so merging (a, b) records ID 2, adds nothing.
     words = [((b"a", b"b", b"a", b"b"), 1)]
