@@ -18,6 +18,8 @@ is checked before anything is built, and a row that cannot fit is an error,
 never a ragged "rectangular" batch.
 """
 
+import operator
+
 PADDING = (False, True, "longest", "max_length", "do_not_pad")
 
 
@@ -58,6 +60,9 @@ def shape(rows, *, padding, truncation, max_length, pad_id, add_special_tokens, 
             pad_id = default_pad_id
         if pad_id is None:
             raise ValueError("padding needs a pad token: pass pad_id=N, or train with special_tokens=['<pad>', ...]")
+        if isinstance(pad_id, bool) or not hasattr(pad_id, "__index__"):
+            raise TypeError("pad_id must be an int token ID, not %s" % type(pad_id).__name__)
+        pad_id = operator.index(pad_id)  # a NumPy integer too
         check_id(pad_id, "pad_id")
     elif pad_id is not None:
         raise ValueError("pad_id=%r does nothing without padding=True or padding='max_length'" % (pad_id,))

@@ -891,6 +891,8 @@ class Encoding:
         try:
             return self._decoder[token]
         except (KeyError, TypeError):
+            if isinstance(token, bool) or not hasattr(token, "__index__"):  # "7", 7.0: no ID (as in tiktoken)
+                raise TypeError("a token ID must be an int, not %s" % type(token).__name__) from None
             raise InvalidTokenError("Invalid token for decoding: %r" % (token,)) from None
 
     def decode_tokens_bytes(self, tokens):

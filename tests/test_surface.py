@@ -214,6 +214,8 @@ def test_strings_are_refused_where_collections_are_expected(backend):
             obj.encode("x", disallowed_special="<pad>")
         with pytest.raises(TypeError):
             obj.decode("123")
+        with pytest.raises(TypeError):
+            obj.decode_with_offsets("123")
     with pytest.raises(TypeError, match="list of str"):
         encoding(backend).encode_ordinary_batch("hello world")
     with pytest.raises(TypeError, match="special_tokens"):
@@ -461,6 +463,11 @@ def test_truncation_and_max_length(backend):
         tok.encode_batch(BATCH, padding="longer")
     with pytest.raises(pybpe.InvalidTokenError):
         tok.encode_batch(BATCH, padding=True, pad_id=10**6)
+    with pytest.raises(TypeError, match="pad_id"):
+        tok.encode_batch(BATCH, padding=True, pad_id=1.0)
+    for obj in (tok, encoding(backend)):  # a NumPy integer is an ID here too
+        pad = obj.pad_id if obj.pad_id is not None else obj.eos_id
+        assert obj.encode_batch(BATCH, padding=True, pad_id=np.int64(pad)) == obj.encode_batch(BATCH, padding=True)
 
 
 def test_padding_needs_a_pad_token_or_pad_id(backend):
