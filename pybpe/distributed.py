@@ -535,7 +535,7 @@ class _Counts:
 def _count_part(spec, part):
     """_Counts of one partition of a file, read as lines."""
     config, backend = spec
-    tok = BPETokenizer(backend=backend, **config)
+    tok = BPETokenizer._from_config(config, backend)
     with _open_binary(part, _line_cut) as (f, lo, hi), _decoding_errors(part, lo, hi):
         return _Counts(tok.count_words(io.TextIOWrapper(f, encoding="utf-8", newline="\n")))
 
@@ -543,7 +543,7 @@ def _count_part(spec, part):
 def _count_items(spec, items):
     """_Counts of one partition of a bag of str."""
     config, backend = spec
-    return _Counts(BPETokenizer(backend=backend, **config).count_words(items))
+    return _Counts(BPETokenizer._from_config(config, backend).count_words(items))
 
 
 def _merge(*counts):

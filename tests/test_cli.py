@@ -632,3 +632,20 @@ def test_a_closed_pipe_is_quiet(tmp_path):
     done = subprocess.run("%s encode gpt2 -i %s | head -n 1" % (SCRIPT, big), shell=True,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert done.stdout == b"31373 995\n" and done.stderr == b""
+
+
+def test_special_token_text_of_a_trained_model(files, backend):
+    # Text spelling a trained model's special token is plain text unless
+    # --special (BPETokenizer.encode raises for it by default, as Encoding does).
+    tmp, corpus, _ = files
+    model = tmp / "sp.json"
+    ok("train", corpus, "-o", model, "--vocab-size", 300, "--byte-level", "--special-token", "<pad>", "-q",
+       env={"PYBPE_BACKEND": backend})
+    tok = pybpe.load(model)
+    text = "the news<pad>now"
+    plain = ok("encode", "-t", model, stdin=text).stdout.decode().split()
+    assert [int(i) for i in plain] == tok.encode(text, disallowed_special=())
+    special = ok("encode", "-t", model, "--special", stdin=text).stdout.decode().split()
+    assert [int(i) for i in special] == tok.encode(text, allowed_special="all")
+    (pad,) = tok.encode("<pad>", allowed_special="all")
+    assert pad in [int(i) for i in special] and pad not in [int(i) for i in plain]

@@ -159,6 +159,17 @@ def test_count_on_dask_equals_count_words(client, tmp_path):
     assert list(counts.items()) == list(expected.items())
 
 
+def test_count_on_dask_keeps_a_pattern_of_letters(client, tmp_path):
+    # A custom pattern made of letters only ("on") is no pretokenizer name; it
+    # must reach the workers as the pattern it is (config() keeps it under
+    # "pretokenizer", which BPETokenizer(**config) would refuse as a name).
+    paths, blocksize = files(tmp_path, "uneven")
+    tok = pybpe.BPETokenizer(regex="on")
+    counts = pd.count_on_dask(tok, paths, client=client, blocksize=blocksize)
+    expected = tok.count_words(lines_of(paths))
+    assert expected and list(counts.items()) == list(expected.items())
+
+
 # -- encoding -------------------------------------------------------------------------
 
 @pytest.fixture(scope="module", params=BACKENDS)

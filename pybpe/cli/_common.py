@@ -168,10 +168,13 @@ class Tok:
         return len(self.id_to_piece)
 
     def encode(self, text, special=False):
-        if self.is_encoding:
-            return self.tokenizer.encode(text, allowed_special="all" if special else frozenset(),
-                                         disallowed_special=())
-        return self.tokenizer.encode(text, allowed_special="all" if special else frozenset())
+        # Text that spells a special token is that token only with --special,
+        # plain text otherwise: Encoding and BPETokenizer raise for it by
+        # default, so they are told not to; WordPiece reads it as text already.
+        allowed = "all" if special else frozenset()
+        if self.is_wordpiece:
+            return self.tokenizer.encode(text, allowed_special=allowed)
+        return self.tokenizer.encode(text, allowed_special=allowed, disallowed_special=())
 
     def check_ids(self, ids, where):
         """InputError for an ID that is not in the vocabulary."""
