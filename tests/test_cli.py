@@ -649,3 +649,18 @@ def test_special_token_text_of_a_trained_model(files, backend):
     assert [int(i) for i in special] == tok.encode(text, allowed_special="all")
     (pad,) = tok.encode("<pad>", allowed_special="all")
     assert pad in [int(i) for i in special] and pad not in [int(i) for i in plain]
+
+
+def test_without_the_extension_an_error_is_still_one_line():
+    # With no C extension (as in a pure-Python install) the library warns once
+    # on first use; the command line says the backend in --version instead,
+    # so its errors stay one line on stderr.
+    code = ("import sys; sys.modules['pybpe._bpe_c'] = None  # the extension cannot be imported\n"
+            "from pybpe.cli import main\nsys.exit(main(sys.argv[1:]))")
+    env = dict(os.environ)
+    env.pop("PYBPE_NO_EXTENSION", None)
+    env.pop("PYBPE_BACKEND", None)
+    bad = subprocess.run([sys.executable, "-c", code, "encode", "--bogus"], capture_output=True, env=env)
+    assert bad.returncode == 1 and len(bad.stderr.decode().splitlines()) == 1, bad.stderr
+    version = subprocess.run([sys.executable, "-c", code, "--version"], capture_output=True, env=env)
+    assert version.returncode == 0 and b"(python backend)" in version.stdout and version.stderr == b""

@@ -18,6 +18,7 @@ import argparse
 import os
 import signal
 import sys
+import warnings
 
 from .. import __version__, backend
 from ..errors import FormatError, PatternTimeout
@@ -91,7 +92,12 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     debug = "--debug" in argv[: argv.index("--")] if "--" in argv else "--debug" in argv
     try:
-        with _sigterm_as_exit():
+        with _sigterm_as_exit(), warnings.catch_warnings():
+            # Without the C extension, --version and demo's note say which
+            # backend runs; the library's warning would be a second stderr
+            # line on every command (errors are one line).
+            warnings.filterwarnings("ignore", message="pybpe's C extension is not available",
+                                    category=RuntimeWarning)
             args = build_parser().parse_args(argv)
             if args.command == "demo" and args.backend is None and backend() != "c":
                 sys.stderr.write("note: running on the pure-Python backend\n")
