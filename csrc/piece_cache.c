@@ -47,6 +47,31 @@
  * its set (the key computed once, passed along): unseen prose, zipf and
  * source 0-2% faster, chat 2% slower, all within noise (CPU-time medians
  * of 9 alternating runs on 5.5 MB each).
+ *
+ * What it cost CJK, and the fix.  With this cache, encode_ordinary of 1 MB
+ * of CJK (bench_encode_table.py's corpus_cjk) got ~45% slower on cl100k and
+ * gpt2 (CPU time, best of 5: 20.8 -> 29.8 and 19.2 -> 28.4 ms; o200k 21.5
+ * -> 23.3).  Not lookups of pieces that never hit, nor the cache's size:
+ * the piece counts tell it.  The text cuts into 71,600 pieces, few
+ * distinct (17-64 bytes: 435 distinct, 13,967 occurrences, cl100k), but
+ * a long entry holds 14 IDs, and at ~1 ID per character of 3 bytes 247
+ * pieces of up to 64 bytes (4,578 occurrences; gpt2 389 and 10,381, o200k
+ * 74 and 781) have more: never stored, so merged at every occurrence, where the
+ * per-call cache before pointed into the call's own output and took any
+ * count.  Merges per warm call: 6,700 (cl100k; 2,113 of them pieces over
+ * 64 bytes, which no cache held before either).  The fix is ranks.c's
+ * spill cache, that old per-call kind brought back for what this cache
+ * cannot hold: pieces of up to 64 bytes with more than 14 IDs, and pieces
+ * of 65-256 bytes (950 distinct in 2,113 on CJK); allocated at the first
+ * such piece, so prose pays a NULL test.  Merges per warm call 6,700 ->
+ * 1,480 (cl100k).  Python, encode_ordinary of 1 MB, CPU time, best of 5
+ * per process, 3 processes alternating with main's build (loaded shared
+ * machine), best: CJK cl100k 28.7 -> 15.1 ms, gpt2 27.0 -> 15.3, o200k
+ * 22.7 -> 14.4 (the build before the cache: 17.3 / 16.6 / 18.0); prose
+ * (Shakespeare's first MB) 10.4 / 11.0 / 11.7 -> 10.4 / 10.5 / 12.0 and
+ * Python source 7.9 / 10.1 / 8.2 -> 8.1 / 10.7 / 8.6 ms, noise (cachegrind,
+ * gpt2, two further 1 MB calls: prose 239.7M -> 240.4M instructions,
+ * source 255.9M -> 251.6M; CJK, cl100k: 472.3M -> 296.0M).
  */
 #include <stdlib.h>
 #include <string.h>

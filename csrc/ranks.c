@@ -924,14 +924,41 @@ static uint32_t rk_id(const bpe_ranks *r, uint32_t k)
  * arrays was a tenth of the cost of encoding a text of 200 bytes. */
 #define RK_SMALL_PIECE BPE__PC_LONG_BYTES
 
+/*
+ * The spill cache: pieces the piece cache cannot hold because they have
+ * more IDs than its entries do (BPE__PC_LONG_IDS), remembered for one call
+ * by where their first occurrence sits in the call's text and output (both
+ * stay put for the whole call, so nothing is copied).  CJK pieces are
+ * 20-99 bytes of 3-byte characters, and cl100k or gpt2 give many of 17-64
+ * bytes 15 IDs or more: without this they were merged every time they came
+ * back (piece_cache.c's header has the figures).  Direct-mapped, a new
+ * piece overwrites its slot; allocated on the first such piece, so prose
+ * (where they are rare) pays a NULL test.  len 0: empty.
+ */
+typedef struct {
+    uint64_t head, tail;     /* rk_key */
+    uint32_t text_pos, out_pos;
+    uint32_t len, count;
+} rk_spill_entry;
+
+/* Spill slots: one per 256 bytes of text, 64 to 4,096 (128 KB).  A MB of
+ * CJK holds 74-389 distinct such pieces (o200k, cl100k, gpt2). */
+#define RK_SPILL_MIN 64
+#define RK_SPILL_MAX 4096
+/* The longest piece spilled: longer ones rarely come back whole. */
+#define RK_SPILL_MAX_PIECE 256
+
 /* Per-call working memory for merging, grown to the longest piece seen
- * (beyond RK_SMALL_PIECE bytes; below, the arrays inside it are used). */
+ * (beyond RK_SMALL_PIECE bytes; below, the arrays inside it are used), and
+ * the call's spill cache. */
 typedef struct {
     size_t cap;
     uint32_t *sym, *prio, *res, *next, *prev;
     bpe__heap_entry *heap;
     uint32_t small[5][RK_SMALL_PIECE];
     bpe__heap_entry small_heap[3 * RK_SMALL_PIECE];
+    rk_spill_entry *spill;   /* NULL until needed */
+    size_t spill_slots;      /* a power of two */
 } rk_scratch;
 
 static void rk_scratch_use_small(rk_scratch *s)
@@ -945,9 +972,14 @@ static void rk_scratch_use_small(rk_scratch *s)
     s->cap = RK_SMALL_PIECE;
 }
 
-static void rk_scratch_init(rk_scratch *s)
+/* A scratch for a call on text_len bytes of text. */
+static void rk_scratch_init(rk_scratch *s, size_t text_len)
 {
     rk_scratch_use_small(s);
+    s->spill = NULL;
+    s->spill_slots = RK_SPILL_MIN;
+    while (s->spill_slots < RK_SPILL_MAX && s->spill_slots * 256 < text_len)
+        s->spill_slots *= 2;
 }
 
 /* Frees what the scratch allocated (it is then back on its small arrays). */
@@ -962,6 +994,14 @@ static void rk_scratch_free(rk_scratch *s)
         free(s->heap);
     }
     rk_scratch_use_small(s);
+}
+
+/* Frees everything, the spill cache included. */
+static void rk_scratch_done(rk_scratch *s)
+{
+    rk_scratch_free(s);
+    free(s->spill);
+    s->spill = NULL;
 }
 
 static int rk_scratch_reserve(rk_scratch *s, size_t n)
@@ -1210,14 +1250,16 @@ done:
  * number of IDs.  text[0..text_len) is the whole buffer (rk_key_of may read
  * up to 8 bytes of it at once).  Order of attempts: one byte; the piece
  * cache (piece_cache.h), whose tok table rk_encode_piece has asked already;
- * the whole piece as one token (tiktoken's rule); merging.  What the cache
- * did not know goes into it. */
+ * the call's spill cache (pieces with too many IDs for it, or too long);
+ * the whole piece as one token (tiktoken's rule); merging.  What the caches
+ * did not know goes into one of them. */
 static int rk_encode_piece_rest(const bpe_ranks *r, const unsigned char *text,
                                 size_t text_len, size_t pos, size_t len, bpe_piece_cache *c,
                                 rk_scratch *s, uint32_t *out, size_t produced, size_t *count)
 {
     const unsigned char *p = text + pos;
     uint32_t *dst = out + produced;
+    rk_spill_entry *spill;
     rk_key key;
     int status;
     *count = 0;
@@ -1231,7 +1273,7 @@ static int rk_encode_piece_rest(const bpe_ranks *r, const unsigned char *text,
         *count = 1;
         return BPE_OK;
     }
-    if (len > r->max_token_len && len > BPE__PC_LONG_BYTES) {
+    if (len > r->max_token_len && len > RK_SPILL_MAX_PIECE) {
         /* no token, never cached: skip hashing it (1 MB: ~1 ms) */
         c->stats[BPE_PIECE_CACHE_MERGES]++;
         return rk_merge_piece(r, p, len, s, dst, count);
@@ -1243,6 +1285,18 @@ static int rk_encode_piece_rest(const bpe_ranks *r, const unsigned char *text,
     if (len <= BPE__PC_LONG_BYTES &&
         (*count = bpe__pc_get(c, key.hash, p, len, key.head, key.tail, dst)) != 0)
         return BPE_OK;
+    if (s->spill && len <= RK_SPILL_MAX_PIECE) {
+        spill = &s->spill[(size_t)(key.hash >> 32) & (s->spill_slots - 1)];
+        if (spill->len == len && spill->head == key.head && spill->tail == key.tail &&
+            (len <= 16 ||
+             memcmp(text + (size_t)spill->text_pos + 8, p + 8, len - 16) == 0)) {
+            uint32_t j; /* never overlapping: the entry's IDs end before dst */
+            for (j = 0; j < spill->count; j++)
+                dst[j] = out[(size_t)spill->out_pos + j];
+            *count = spill->count;
+            return BPE_OK;
+        }
+    }
     if (r->whole_piece && rk_maybe_token(r, key.hash)) {
         uint32_t k = rk_lookup_key(r, p, len, &key);
         if (k != RK_NONE) {
@@ -1258,8 +1312,21 @@ static int rk_encode_piece_rest(const bpe_ranks *r, const unsigned char *text,
     }
     status = rk_merge_piece(r, p, len, s, dst, count);
     c->stats[BPE_PIECE_CACHE_MERGES]++;
-    if (status == BPE_OK && len <= BPE__PC_LONG_BYTES)
+    if (status != BPE_OK || len > RK_SPILL_MAX_PIECE)
+        return status;
+    if (len <= BPE__PC_LONG_BYTES && *count <= BPE__PC_LONG_IDS) {
         bpe__pc_put(c, key.hash, p, len, key.head, key.tail, dst, *count);
+    } else if (pos <= UINT32_MAX && produced <= UINT32_MAX) {
+        if (!s->spill && !(s->spill = calloc(s->spill_slots, sizeof *s->spill)))
+            return BPE_ENOMEM;
+        spill = &s->spill[(size_t)(key.hash >> 32) & (s->spill_slots - 1)];
+        spill->head = key.head;
+        spill->tail = key.tail;
+        spill->len = (uint32_t)len;
+        spill->text_pos = (uint32_t)pos;
+        spill->out_pos = (uint32_t)produced;
+        spill->count = (uint32_t)*count;
+    }
     return status;
 }
 
@@ -1331,7 +1398,7 @@ int bpe_ranks_encode(const bpe_ranks *r, const unsigned char *text,
     *n_out = 0;
     if ((status = rk_call_cache(&c, text_len)) != BPE_OK)
         return status;
-    rk_scratch_init(&s);
+    rk_scratch_init(&s, text_len);
     for (i = 0; i < n_pieces; i++) {
         size_t len = lens[i], count = 0;
         if (lens_in_chars) {
@@ -1350,7 +1417,7 @@ int bpe_ranks_encode(const bpe_ranks *r, const unsigned char *text,
     if (pos != text_len)
         status = BPE_EINVAL;
 cleanup:
-    rk_scratch_free(&s);
+    rk_scratch_done(&s);
     bpe__pc_done(&c);
     *n_out = produced;
     return status;
@@ -1402,7 +1469,7 @@ static int rk_encode_texts(const bpe_ranks *r, bpe_piece_cache *c, int pattern,
     rk_scratch s;
     size_t start = 0, produced = 0, i;
     int status = BPE_OK;
-    rk_scratch_init(&s);
+    rk_scratch_init(&s, text_len);
     for (i = 0; i < n_texts; i++) {
         status = rk_encode_span(r, pattern, text, text_len, start, text_ends[i], c, &s, out,
                                 &produced);
@@ -1411,7 +1478,7 @@ static int rk_encode_texts(const bpe_ranks *r, bpe_piece_cache *c, int pattern,
         out_ends[i] = produced;
         start = text_ends[i];
     }
-    rk_scratch_free(&s);
+    rk_scratch_done(&s);
     return status;
 }
 

@@ -289,3 +289,46 @@ def test_a_cache_too_small_or_for_another_table_is_refused():
     assert a.encode_utf8(b"hello", native.PRESET_GPT2, cache) == [31373]
     with pytest.raises(ValueError, match="invalid input"):
         b.encode_utf8(b"hello", native.PRESET_CL100K, cache)
+
+
+# -- pieces with more IDs than an entry holds ---------------------------------------------
+# CJK pieces run 20-99 bytes, and cl100k or gpt2 give many of 17-64 bytes more
+# IDs than the cache's longest entry holds (14).  Such pieces, and pieces of
+# 65-256 bytes, go to a spill cache of the call (csrc/ranks.c): merged once
+# per call, not at every occurrence.
+
+def _cjk_piece(rng, chars):
+    # rare-ish CJK ideographs: several IDs per character on every encoding
+    return " " + "".join(chr(rng.randrange(0x5000, 0x9000)) for _ in range(chars))
+
+
+@needs_c
+@pytest.mark.parametrize("name", ["gpt2", "cl100k_base", "o200k_base"])
+def test_pieces_with_many_ids_are_merged_once_per_call(name):
+    tk = offline_tiktoken(name)
+    rng = random.Random(5)
+    enc = fresh(name, None)
+    distinct = [_cjk_piece(rng, n) for n in (6, 10, 15, 20, 40, 80)]  # 19 .. 241 bytes
+    assert max(len(tk.encode_ordinary(p)) for p in distinct if len(p.encode()) <= 64) > 14
+    text = "。".join(rng.choice(distinct) for _ in range(300))
+    before = enc._table.cache_info(cache_of(enc))["merges"] if enc._caches else 0
+    assert enc.encode_ordinary(text) == tk.encode_ordinary(text)
+    merged = enc._table.cache_info(cache_of(enc))["merges"] - before
+    assert merged <= len(distinct)  # 300 occurrences, 6 distinct pieces
+
+
+@needs_c
+@pytest.mark.parametrize("name", ["gpt2", "cl100k_base", "o200k_base"])
+@pytest.mark.parametrize("size", [SMALLEST, None])
+def test_spilled_lookalikes_keep_their_own_ids(name, size):
+    # same first and last 8 bytes and length, a different middle, far more
+    # of them than a small call's spill cache has slots, in one call and alone
+    tk = offline_tiktoken(name)
+    rng = random.Random(6)
+    enc = fresh(name, size)
+    for chars in (8, 20, 60):
+        family = [" 東京都" + _cjk_piece(rng, chars)[1:] + "庁舎だ" for _ in range(150)]
+        text = "。".join(rng.choice(family) for _ in range(600))
+        assert enc.encode_ordinary(text) == tk.encode_ordinary(text)
+        assert [enc.encode_ordinary(t) for t in family[:20]] == [tk.encode_ordinary(t) for t in family[:20]]
+        assert enc.encode_batch(family[:50]) == tk.encode_batch(family[:50])
