@@ -10,7 +10,7 @@
  * THE STRUCTURE.  All distinct words are laid out one after another in one
  * flat array of nodes, in first-appearance order, so a node's global index
  * orders occurrences exactly as (word index, position in word) does.  Each
- * node has sym (DEAD once merged away), prev and next (global indices,
+ * node has sym (BPE__DEAD once merged away), prev and next (global indices,
  * BPE__NONE at the ends of a word) and word (for the frequency).  When the
  * pair at node i merges, node i keeps the merged symbol and its right
  * neighbour j dies.
@@ -98,6 +98,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "train_core.h"
 
 /* How far ahead the merge loop prefetches nodes (occurrences are sorted,
  * but sparse: each one is a cache miss without it), and how far ahead it
@@ -109,10 +110,6 @@
  * PREFETCH is in internal.h. */
 #define PREFETCH_AHEAD 16
 #define PREFETCH_NEAR 8
-
-/* sym[] of a node that was merged into its left neighbour.  Live symbols
- * are IDs of the symbol table, which stay below BPE_NO_SYMBOL. */
-#define DEAD UINT32_MAX
 
 /* Stale main-heap entries pile up (one push per touched pair per step).
  * When the heap holds more than HEAP_SLACK entries per live pair, plus
@@ -134,8 +131,7 @@ typedef struct {
     uint32_t left, right;
     uint64_t count;          /* invariant (1), the low 64 bits */
     uint32_t carry;          /* the bits above them (see COUNTS NEVER WRAP) */
-    uint32_t *occ;           /* min-heap of keys (left-node indices) */
-    size_t occ_len, occ_cap;
+    bpe__occ occ;            /* min-heap of keys (left-node indices) */
     uint32_t key_lb;         /* invariant (3) */
     unsigned char exact;     /* key_lb is the true first key */
     unsigned char banned;    /* would exceed max_token_units: never merged */
@@ -151,7 +147,7 @@ typedef struct {
  * few neighbour pairs again and again, and the map itself (hundreds of
  * thousands of pairs) is a cache miss per probe.  Entries never go stale:
  * pair indices are never reused.  key = (uint64_t)left << 32 | right;
- * an empty slot holds EMPTY_KEY, which no real pair has (IDs < DEAD). */
+ * an empty slot holds EMPTY_KEY, which no real pair has (IDs < BPE__DEAD). */
 #define PAIR_CACHE 4096
 #define EMPTY_KEY UINT64_MAX
 typedef struct {
@@ -159,23 +155,13 @@ typedef struct {
     uint32_t index;
 } pair_cache_slot;
 
-/* One node, 16 bytes: a node and its right neighbour usually share a cache
- * line, and a merge touches a few adjacent nodes.  (Separate sym/prev/next
- * arrays cost one miss each per occurrence: 1.6x slower on Shakespeare.) */
-typedef struct {
-    uint32_t sym;   /* symbol ID, or DEAD */
-    uint32_t prev;  /* left neighbour, or BPE__NONE */
-    uint32_t next;  /* right neighbour, or BPE__NONE */
-    uint32_t word;  /* index into freq[] */
-} node;
-
 struct bpe_trainer {
     bpe_symtab *symtab;      /* borrowed */
     uint64_t min_frequency;
     uint32_t max_units;      /* 0 = no limit */
     int failed;              /* a status once a step failed half-way */
 
-    node *nodes;
+    bpe__node *nodes;
     size_t nnodes;
     uint64_t *freq;          /* per word */
 
@@ -285,47 +271,6 @@ static void heap_rebuild(bpe_trainer *t)
 
 /* ---- occurrence min-heaps ---------------------------------------------- */
 
-static int occ_push(pair_rec *r, uint32_t key)
-{
-    size_t i;
-    int status = RESERVE(r->occ, r->occ_cap, r->occ_len + 1);
-
-    if (status != BPE_OK)
-        return status;
-    for (i = r->occ_len++; i > 0 && r->occ[(i - 1) / 2] > key; i = (i - 1) / 2)
-        r->occ[i] = r->occ[(i - 1) / 2];
-    r->occ[i] = key;
-    return BPE_OK;
-}
-
-static void occ_pop(pair_rec *r)
-{
-    uint32_t last = r->occ[--r->occ_len];
-    size_t i = 0, n = r->occ_len;
-
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= n)
-            break;
-        if (c + 1 < n && r->occ[c + 1] < r->occ[c])
-            c++;
-        if (r->occ[c] >= last)
-            break;
-        r->occ[i] = r->occ[c];
-        i = c;
-    }
-    if (n > 0)
-        r->occ[i] = last;
-}
-
-/* Is (left, right) the pair at node i right now? */
-static int occ_valid(const bpe_trainer *t, uint32_t i, uint32_t left,
-                     uint32_t right)
-{
-    return t->nodes[i].sym == left && t->nodes[i].next != BPE__NONE &&
-           t->nodes[t->nodes[i].next].sym == right;
-}
-
 /* ---- pair records ------------------------------------------------------- */
 
 /* The index of pair (left, right), or BPE__NONE when it has no record. */
@@ -434,7 +379,7 @@ static int occ_add(bpe_trainer *t, uint32_t left, uint32_t right,
     if ((status = pair_get(t, left, right, &p)) != BPE_OK)
         return status;
     r = &t->pairs[p];
-    if (!r->banned && (status = occ_push(r, key)) != BPE_OK)
+    if (!r->banned && (status = bpe__occ_push(&r->occ, key)) != BPE_OK)
         return status;  /* (a banned pair is never chosen: no list) */
     count_add(t, r, f);
     if (key < r->key_lb)
@@ -449,21 +394,13 @@ bpe_trainer *bpe_trainer_new(bpe_symtab *symtab, const bpe_words *words,
                              int *status)
 {
     bpe_trainer *t = NULL;
-    size_t nsym = bpe_symtab_size(symtab), total = 0, w, k, i;
+    size_t nsym = bpe_symtab_size(symtab), total = 0, k, i;
     int st = BPE_EINVAL;
 
     if (symtab == NULL || words == NULL || min_frequency < 1)
         goto cleanup;
-    for (w = 0; w < words->n; w++) {  /* validate before allocating */
-        for (k = 0; k < words->len[w]; k++) {
-            uint32_t s = words->syms[words->start[w] + k];
-            if (s == BPE_NO_SYMBOL)
-                continue;  /* no node */
-            if (s >= nsym)
-                goto cleanup;  /* not an ID of the table */
-            total++;
-        }
-    }
+    if ((st = bpe__train_count_nodes(words, nsym, &total, NULL)) != BPE_OK)
+        goto cleanup;  /* (validated before allocating) */
     st = BPE_ETOOBIG;
     if (total >= BPE__NONE || words->n >= BPE__NONE)
         goto cleanup;
@@ -487,27 +424,9 @@ bpe_trainer *bpe_trainer_new(bpe_symtab *symtab, const bpe_words *words,
         t->units[i] = 1;  /* symbols that exist before training */
     t->units_len = nsym;
 
-    for (w = 0, i = 0; w < words->n; w++) {  /* lay the words out */
-        int linked = 0;  /* is node i - 1 the left neighbour of node i? */
-        t->freq[w] = words->freq[w];
-        for (k = 0; k < words->len[w]; k++) {
-            uint32_t s = words->syms[words->start[w] + k];
-            if (s == BPE_NO_SYMBOL) {
-                linked = 0;  /* cut the word here */
-                continue;
-            }
-            t->nodes[i].sym = s;
-            t->nodes[i].word = (uint32_t)w;
-            t->nodes[i].prev = linked ? (uint32_t)(i - 1) : BPE__NONE;
-            t->nodes[i].next = BPE__NONE;
-            if (linked)
-                t->nodes[i - 1].next = (uint32_t)i;
-            linked = 1;
-            i++;
-        }
-    }
+    bpe__train_lay_out(words, t->nodes, t->freq);
     for (i = 0; i < total; i++) {  /* keys ascend, so each occ is a heap */
-        const node *nd = &t->nodes[i];
+        const bpe__node *nd = &t->nodes[i];
         if (nd->next != BPE__NONE &&
             (st = occ_add(t, nd->sym, t->nodes[nd->next].sym, (uint32_t)i,
                           t->freq[nd->word])) != BPE_OK)
@@ -546,7 +465,7 @@ void bpe_trainer_free(bpe_trainer *t)
     if (t == NULL)
         return;
     for (p = 0; p < t->npairs; p++)
-        free(t->pairs[p].occ);
+        free(t->pairs[p].occ.keys);
     free(t->pairs);
     bpe__pairmap_free(&t->map);
     free(t->nodes);
@@ -607,11 +526,8 @@ static int choose(bpe_trainer *t, uint32_t *best)
         if (e.count < t->min_frequency)
             return 0;  /* the best count is too low */
         if (!r->exact) {
-            while (r->occ_len > 0 &&
-                   !occ_valid(t, r->occ[0], r->left, r->right))
-                occ_pop(r);
-            assert(r->occ_len > 0);  /* count > 0: a valid one exists */
-            r->key_lb = r->occ[0];
+            r->key_lb = bpe__occ_first(t->nodes, &r->occ, r->left, r->right);
+            assert(r->key_lb != BPE__NONE);  /* count > 0: a valid one exists */
             r->exact = 1;
             if (r->key_lb != e.key) {
                 t->heap[0].key = r->key_lb;  /* re-push, in place */
@@ -657,93 +573,38 @@ static int intern_merged(bpe_trainer *t, uint32_t left, uint32_t right,
     return BPE_OK;
 }
 
-/* Occurrence lists shorter than this are insertion-sorted; longer ones
- * radix-sorted.  (glibc's qsort was 6% of a Shakespeare run.) */
-#define SORT_SMALL 64
-#define RADIX_BITS 8
-
-/* Sorts keys[0..n) ascending; tmp has room for n keys.  Most lists arrive
- * sorted: keys are pushed in ascending order while building and within one
- * merge pass, and a binary heap filled in ascending order is its insertion
- * order.  So the sort first checks; on Shakespeare (chapter flavour) that
- * took sorting from ~10% of the instructions to ~1%. */
-static void sort_keys(uint32_t *keys, size_t n, uint32_t *tmp)
-{
-    size_t count[1u << RADIX_BITS];
-    size_t i;
-    uint32_t max = 0, *src = keys, *dst = tmp;
-    unsigned shift;
-
-    for (i = 1; i < n && keys[i - 1] <= keys[i]; i++)
-        ;
-    if (i >= n)
-        return;  /* already sorted: the common case (see below) */
-    if (n < SORT_SMALL) {
-        for (i = 1; i < n; i++) {
-            uint32_t k = keys[i];
-            size_t j = i;
-            for (; j > 0 && keys[j - 1] > k; j--)
-                keys[j] = keys[j - 1];
-            keys[j] = k;
-        }
-        return;
-    }
-    for (i = 0; i < n; i++)
-        max = keys[i] > max ? keys[i] : max;
-    for (shift = 0; shift < 32 && (max >> shift) != 0; shift += RADIX_BITS) {
-        size_t sum = 0;
-        uint32_t *swap;
-        memset(count, 0, sizeof count);
-        for (i = 0; i < n; i++)
-            count[(src[i] >> shift) & ((1u << RADIX_BITS) - 1)]++;
-        for (i = 0; i < (1u << RADIX_BITS); i++) {
-            size_t c = count[i];
-            count[i] = sum;
-            sum += c;
-        }
-        for (i = 0; i < n; i++)
-            dst[count[(src[i] >> shift) & ((1u << RADIX_BITS) - 1)]++] = src[i];
-        swap = src;
-        src = dst;
-        dst = swap;
-    }
-    if (src != keys)
-        memcpy(keys, src, n * sizeof *keys);
-}
-
 /* Rewrites every valid occurrence of pair p as `merged`, left to right
  * across the table (the skip-two rule: in "a a a" the occurrence at node 1
  * dies with node 1 when node 0 merges). */
 static int merge_occurrences(bpe_trainer *t, uint32_t p, uint32_t merged)
 {
     uint32_t a = t->pairs[p].left, b = t->pairs[p].right;
-    uint32_t *occ = t->pairs[p].occ;
-    size_t nocc = t->pairs[p].occ_len, k;
+    uint32_t *occ = t->pairs[p].occ.keys;
+    size_t nocc = t->pairs[p].occ.len, k;
     int status = BPE_OK;
 
     /* Detach the list: occurrences of (a, b) created while it is merged
      * (only possible with the empty symbol) go to a fresh one, and are not
      * merged in this pass.  (Also, pairs[] may move under us.) */
-    t->pairs[p].occ = NULL;
-    t->pairs[p].occ_len = t->pairs[p].occ_cap = 0;
+    memset(&t->pairs[p].occ, 0, sizeof t->pairs[p].occ);
     if ((status = bpe__reserve((void **)&t->sort_tmp, &t->sort_cap, nocc,
                                sizeof *t->sort_tmp)) != BPE_OK)
         goto cleanup;
-    sort_keys(occ, nocc, t->sort_tmp);
+    bpe__sort_keys(occ, nocc, t->sort_tmp);
     for (k = 0; k < nocc; k++) {
         uint32_t i = occ[k], j, pv, nx;
         uint64_t f;
         if (k + PREFETCH_AHEAD < nocc)
             PREFETCH(&t->nodes[occ[k + PREFETCH_AHEAD]]);
         if (k + PREFETCH_NEAR < nocc) {
-            const node *soon = &t->nodes[occ[k + PREFETCH_NEAR]];
+            const bpe__node *soon = &t->nodes[occ[k + PREFETCH_NEAR]];
             PREFETCH(&t->freq[soon->word]);
             if (soon->prev != BPE__NONE)
                 PREFETCH(&t->nodes[soon->prev]);
             if (soon->next != BPE__NONE)
                 PREFETCH(&t->nodes[soon->next]);
         }
-        if ((k > 0 && occ[k - 1] == i) || !occ_valid(t, i, a, b))
+        if ((k > 0 && occ[k - 1] == i) || !bpe__occ_valid(t->nodes, i, a, b))
             continue;  /* a duplicate (empty symbols only), or stale */
         j = t->nodes[i].next;
         pv = t->nodes[i].prev;
@@ -757,11 +618,7 @@ static int merge_occurrences(bpe_trainer *t, uint32_t p, uint32_t merged)
              (status = occ_remove(t, pair_find(t, b, t->nodes[nx].sym), j,
                                   f)) != BPE_OK))
             goto cleanup;
-        t->nodes[i].sym = merged;  /* node i takes the merged symbol ... */
-        t->nodes[i].next = nx;     /* ... and node j leaves the list */
-        if (nx != BPE__NONE)
-            t->nodes[nx].prev = i;
-        t->nodes[j].sym = DEAD;
+        bpe__join(t->nodes, i, j, nx, merged);  /* node j leaves the word */
         if ((pv != BPE__NONE &&
              (status = occ_add(t, t->nodes[pv].sym, merged, pv, f)) != BPE_OK) ||
             (nx != BPE__NONE &&
@@ -770,11 +627,9 @@ static int merge_occurrences(bpe_trainer *t, uint32_t p, uint32_t merged)
     }
     {  /* what is left of (a, b) is in the fresh list: find its first key */
         pair_rec *r = &t->pairs[p];
-        while (r->occ_len > 0 && !occ_valid(t, r->occ[0], a, b))
-            occ_pop(r);
-        r->key_lb = r->occ_len > 0 ? r->occ[0] : BPE__NONE;
+        r->key_lb = bpe__occ_first(t->nodes, &r->occ, a, b);
         r->exact = 1;
-        assert(r->count == 0 || r->occ_len > 0);
+        assert(r->count == 0 || r->key_lb != BPE__NONE);
         status = touch(t, p);  /* its key changed: a fresh heap entry */
     }
 cleanup:

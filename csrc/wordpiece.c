@@ -7,8 +7,9 @@
  * Its Python twin, pybpe/core/spec/wordpiece.py, has the same structure and
  * the same essay; what follows is the short form.
  *
- * NODES, KEYS, OCCURRENCES: as in trainer.c.  Every symbol of every word is
- * a node in one flat array, words in first-appearance order, so the global
+ * NODES, KEYS, OCCURRENCES: as in trainer.c, and the same code: both
+ * trainers take them from train_core.h.  Every symbol of every word is a
+ * node in one flat array, words in first-appearance order, so the global
  * index of a pair occurrence's left node (its KEY) orders occurrences as a
  * Counter rebuilt from scratch would meet them, and a pair's smallest valid
  * key is its place in that Counter.  Each pair keeps a lazy min-heap of its
@@ -41,8 +42,7 @@
 #include <string.h>
 
 #include "internal.h"
-
-#define DEAD BPE__NONE  /* sym of a node merged away */
+#include "train_core.h"
 
 /* A heap holding more than twice the listed pairs plus this many entries
  * is rebuilt: every merge re-pushes every pair of three symbols, so stale
@@ -50,14 +50,9 @@
 #define HEAP_FLOOR 4096
 
 typedef struct {
-    uint32_t sym, prev, next, word;
-} wp_node;
-
-typedef struct {
     uint32_t left, right;
     uint64_t count;
-    uint32_t *occ;          /* lazy min-heap of keys */
-    size_t occ_len, occ_cap;
+    bpe__occ occ;           /* lazy min-heap of keys */
     uint32_t key_lb;
     unsigned char exact, touched, listed, seen;
 } wp_pair;
@@ -77,7 +72,7 @@ struct bpe_wp_trainer {
     char *prefix;
     size_t prefix_len;
     uint64_t min_frequency;
-    wp_node *nodes;
+    bpe__node *nodes;
     uint64_t *freq;          /* per word */
     uint64_t *symcount;      /* per symbol ID */
     wp_list *users;          /* per symbol ID: pairs it is part of */
@@ -232,49 +227,6 @@ static void heap_rebuild(bpe_wp_trainer *t)
         heap_sift_down(t->heap, t->heap_len, i);
 }
 
-/* ---- occurrence heaps --------------------------------------------------- */
-
-static int occ_push(wp_pair *r, uint32_t key)
-{
-    size_t i;
-    int status = bpe__reserve((void **)&r->occ, &r->occ_cap, r->occ_len + 1,
-                              sizeof *r->occ);
-
-    if (status != BPE_OK)
-        return status;
-    for (i = r->occ_len++; i > 0 && r->occ[(i - 1) / 2] > key; i = (i - 1) / 2)
-        r->occ[i] = r->occ[(i - 1) / 2];
-    r->occ[i] = key;
-    return BPE_OK;
-}
-
-static void occ_pop(wp_pair *r)
-{
-    uint32_t key = r->occ[--r->occ_len];
-    size_t i = 0, n = r->occ_len;
-
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= n)
-            break;
-        if (c + 1 < n && r->occ[c + 1] < r->occ[c])
-            c++;
-        if (r->occ[c] >= key)
-            break;
-        r->occ[i] = r->occ[c];
-        i = c;
-    }
-    if (n > 0)
-        r->occ[i] = key;
-}
-
-static int occ_valid(const bpe_wp_trainer *t, uint32_t i, uint32_t a, uint32_t b)
-{
-    const wp_node *nd = &t->nodes[i];
-
-    return nd->sym == a && nd->next != BPE__NONE && t->nodes[nd->next].sym == b;
-}
-
 /* ---- pairs, symbols, users ---------------------------------------------- */
 
 /* symcount and users cover every ID of the symbol table. */
@@ -371,7 +323,7 @@ static int occ_add(bpe_wp_trainer *t, uint32_t left, uint32_t right,
     int status;
 
     if ((status = pair_get(t, left, right, &p)) != BPE_OK ||
-        (status = occ_push(&t->pairs[p], key)) != BPE_OK)
+        (status = bpe__occ_push(&t->pairs[p].occ, key)) != BPE_OK)
         return status;
     r = &t->pairs[p];
     r->count += f;  /* (never past the total weight: see the essay) */
@@ -405,28 +357,15 @@ bpe_wp_trainer *bpe_wp_trainer_new(bpe_symtab *symtab, const bpe_words *words,
                                    size_t prefix_len, int *status)
 {
     bpe_wp_trainer *t = NULL;
-    size_t nsym = bpe_symtab_size(symtab), total = 0, w, k, i;
+    size_t nsym = bpe_symtab_size(symtab), total = 0, k, i;
     uint64_t weight = 0;
     int st = BPE_EINVAL;
 
     if (symtab == NULL || words == NULL || min_frequency < 1 ||
         (prefix == NULL && prefix_len != 0))
         goto cleanup;
-    for (w = 0; w < words->n; w++) {  /* validate before allocating */
-        for (k = 0; k < words->len[w]; k++) {
-            uint32_t s = words->syms[words->start[w] + k];
-            if (s == BPE_NO_SYMBOL)
-                continue;
-            if (s >= nsym)
-                goto cleanup;
-            total++;
-            if (weight > UINT64_MAX - words->freq[w]) {
-                st = BPE_EOVERFLOW;
-                goto cleanup;
-            }
-            weight += words->freq[w];
-        }
-    }
+    if ((st = bpe__train_count_nodes(words, nsym, &total, &weight)) != BPE_OK)
+        goto cleanup;  /* (validated before allocating) */
     st = BPE_ETOOBIG;
     if (total >= BPE__NONE || words->n >= BPE__NONE)
         goto cleanup;
@@ -446,28 +385,11 @@ bpe_wp_trainer *bpe_wp_trainer_new(bpe_symtab *symtab, const bpe_words *words,
     if ((st = grow_symbols(t)) != BPE_OK ||
         (st = bpe__pairmap_init(&t->map, total / 4)) != BPE_OK)
         goto cleanup;
-    for (w = 0, i = 0; w < words->n; w++) {  /* lay the words out */
-        int linked = 0;
-        t->freq[w] = words->freq[w];
-        for (k = 0; k < words->len[w]; k++) {
-            uint32_t s = words->syms[words->start[w] + k];
-            if (s == BPE_NO_SYMBOL) {
-                linked = 0;  /* cut the word here */
-                continue;
-            }
-            t->nodes[i].sym = s;
-            t->nodes[i].word = (uint32_t)w;
-            t->nodes[i].prev = linked ? (uint32_t)(i - 1) : BPE__NONE;
-            t->nodes[i].next = BPE__NONE;
-            if (linked)
-                t->nodes[i - 1].next = (uint32_t)i;
-            t->symcount[s] += words->freq[w];
-            linked = 1;
-            i++;
-        }
-    }
+    bpe__train_lay_out(words, t->nodes, t->freq);
+    for (i = 0; i < total; i++)
+        t->symcount[t->nodes[i].sym] += t->freq[t->nodes[i].word];
     for (i = 0; i < total; i++) {  /* keys ascend: each occ list is a heap */
-        const wp_node *nd = &t->nodes[i];
+        const bpe__node *nd = &t->nodes[i];
         if (nd->next != BPE__NONE &&
             (st = occ_add(t, nd->sym, t->nodes[nd->next].sym, (uint32_t)i,
                           t->freq[nd->word])) != BPE_OK)
@@ -498,7 +420,7 @@ void bpe_wp_trainer_free(bpe_wp_trainer *t)
     if (t == NULL)
         return;
     for (k = 0; k < t->npairs; k++)
-        free(t->pairs[k].occ);
+        free(t->pairs[k].occ.keys);
     for (k = 0; k < t->nsyms; k++)
         free(t->users[k].items);
     free(t->pairs);
@@ -529,12 +451,11 @@ static int choose(bpe_wp_trainer *t, uint32_t *best)
             continue;
         }
         if (!r->exact) {
-            while (r->occ_len > 0 && !occ_valid(t, r->occ[0], r->left, r->right))
-                occ_pop(r);
-            assert(r->occ_len > 0);  /* count > 0: a valid one exists */
+            uint32_t first = bpe__occ_first(t->nodes, &r->occ, r->left, r->right);
+            assert(first != BPE__NONE);  /* count > 0: a valid one exists */
             r->exact = 1;
-            if (r->occ[0] != r->key_lb) {
-                r->key_lb = r->occ[0];
+            if (first != r->key_lb) {
+                r->key_lb = first;
                 t->heap[0].key = r->key_lb;  /* re-push, in place */
                 heap_sift_down(t->heap, t->heap_len, 0);
                 continue;
@@ -570,33 +491,27 @@ static int intern_merged(bpe_wp_trainer *t, uint32_t left, uint32_t right,
     return grow_symbols(t);
 }
 
-static int cmp_keys(const void *x, const void *y)
-{
-    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
-
-    return (a > b) - (a < b);
-}
-
 /* Rewrites every valid occurrence of pair p as `merged`, left to right (the
  * skip-two rule falls out of the validity test in ascending order). */
 static int merge_occurrences(bpe_wp_trainer *t, uint32_t p, uint32_t merged)
 {
     uint32_t a = t->pairs[p].left, b = t->pairs[p].right;
-    uint32_t *occ = t->pairs[p].occ;
-    size_t nocc = t->pairs[p].occ_len, k;
+    uint32_t *occ = t->pairs[p].occ.keys;
+    size_t nocc = t->pairs[p].occ.len, k;
     int status = BPE_OK;
 
     /* Detach the list: occurrences made during this merge (a merge that
      * remakes its left symbol, b being exactly the prefix) go to a fresh one
      * and are not merged in this pass. */
-    t->pairs[p].occ = NULL;
-    t->pairs[p].occ_len = t->pairs[p].occ_cap = 0;
-    if (nocc > 1)
-        qsort(occ, nocc, sizeof *occ, cmp_keys);
+    memset(&t->pairs[p].occ, 0, sizeof t->pairs[p].occ);
+    if ((status = bpe__reserve((void **)&t->sort_tmp, &t->sort_cap, nocc,
+                               sizeof *t->sort_tmp)) != BPE_OK)
+        goto cleanup;
+    bpe__sort_keys(occ, nocc, t->sort_tmp);
     for (k = 0; k < nocc; k++) {
         uint32_t i = occ[k], j, pv, nx;
         uint64_t f;
-        if ((k > 0 && occ[k - 1] == i) || !occ_valid(t, i, a, b))
+        if ((k > 0 && occ[k - 1] == i) || !bpe__occ_valid(t->nodes, i, a, b))
             continue;  /* a duplicate, or stale */
         j = t->nodes[i].next;
         pv = t->nodes[i].prev;
@@ -608,11 +523,7 @@ static int merge_occurrences(bpe_wp_trainer *t, uint32_t p, uint32_t merged)
             (nx != BPE__NONE &&
              (status = occ_remove(t, b, t->nodes[nx].sym, j, f)) != BPE_OK))
             goto cleanup;
-        t->nodes[i].sym = merged;
-        t->nodes[i].next = nx;
-        if (nx != BPE__NONE)
-            t->nodes[nx].prev = i;
-        t->nodes[j].sym = DEAD;
+        bpe__join(t->nodes, i, j, nx, merged);  /* node j leaves the word */
         t->symcount[a] -= f;
         t->symcount[b] -= f;
         t->symcount[merged] += f;
@@ -624,9 +535,7 @@ static int merge_occurrences(bpe_wp_trainer *t, uint32_t p, uint32_t merged)
     }
     {  /* what is left of (a, b) is in the fresh list: its first key again */
         wp_pair *r = &t->pairs[p];
-        while (r->occ_len > 0 && !occ_valid(t, r->occ[0], a, b))
-            occ_pop(r);
-        r->key_lb = r->occ_len > 0 ? r->occ[0] : BPE__NONE;
+        r->key_lb = bpe__occ_first(t->nodes, &r->occ, a, b);
         r->exact = 1;
         status = touch(t, p);
     }
