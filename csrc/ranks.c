@@ -1019,13 +1019,7 @@ static int rk_scratch_reserve(rk_scratch *s, size_t n)
     s->prev = malloc(cap * sizeof *s->prev);
     s->heap = malloc(3 * cap * sizeof *s->heap);
     if (!s->sym || !s->prio || !s->res || !s->next || !s->prev || !s->heap) {
-        free(s->sym);
-        free(s->prio);
-        free(s->res);
-        free(s->next);
-        free(s->prev);
-        free(s->heap);
-        rk_scratch_use_small(s);
+        rk_scratch_free(s); /* sym is not the small array now, so all are freed */
         return BPE_ENOMEM;
     }
     s->cap = cap;

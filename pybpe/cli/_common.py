@@ -92,6 +92,17 @@ def load_tokenizer(path, backend):
     return Tok(load(path, backend=backend), path)
 
 
+def tokenizer_and_files(args):
+    """(Tok, the files to read) for commands that read FILE... or stdin:
+    the tokenizer as tokenizer_from_args finds it, stdin ("-") when no file
+    is named, and stdin named once at most (it can be read once only)."""
+    tok, paths = tokenizer_from_args(args, args.args)
+    paths = paths or ["-"]
+    if paths.count("-") > 1:
+        raise UsageError("stdin (-) can be read once only")
+    return tok, paths
+
+
 def tokenizer_from_args(args, positionals):
     """(Tok, the positionals left) from -t / --encoding, or from the first
     positional argument when neither is given."""

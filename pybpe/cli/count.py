@@ -15,7 +15,7 @@ import os
 import sys
 
 from .. import patterns
-from ._common import InputError, UsageError, add_tokenizer_options, read_lines, read_text, tokenizer_from_args
+from ._common import InputError, add_tokenizer_options, read_lines, read_text, tokenizer_and_files
 
 # The patterns whose encodings Encoding.encode_file may cut the text for.
 _STREAMED_PATTERNS = {patterns.GPT2, patterns.GPT2_POSSESSIVE, patterns.CL100K, patterns.O200K}
@@ -43,10 +43,7 @@ def add_parsers(sub, common):
 
 
 def run(args):
-    tok, paths = tokenizer_from_args(args, args.args)
-    paths = paths or ["-"]
-    if paths.count("-") > 1:
-        raise UsageError("stdin (-) can be read once only")
+    tok, paths = tokenizer_and_files(args)
     rows = []
     for path in paths:
         name = "" if path == "-" and len(paths) == 1 else path

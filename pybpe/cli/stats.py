@@ -21,7 +21,7 @@ import sys
 import tempfile
 
 from .._atomic import atomic_write
-from ._common import UsageError, Tok, add_tokenizer_options, read_text, tokenizer_from_args
+from ._common import UsageError, Tok, add_tokenizer_options, read_text, tokenizer_and_files
 from .inspection import merges_of
 
 EXAMPLES = """\
@@ -48,10 +48,7 @@ def add_parsers(sub, common):
 
 
 def run(args):
-    tok, paths = tokenizer_from_args(args, args.args)
-    paths = paths or ["-"]
-    if paths.count("-") > 1:
-        raise UsageError("stdin (-) can be read once only")
+    tok, paths = tokenizer_and_files(args)
     if args.points < 1:
         raise UsageError("--points must be at least 1")
     if args.plot is not None:
