@@ -78,6 +78,10 @@ sys.path.insert(0, HERE)
 # Every timed peer call is single-threaded (rayon-based peers get one
 # thread; pybpe's 2-thread batch does not use rayon).  Nothing may download.
 os.environ.setdefault("RAYON_NUM_THREADS", "1")
+# fastokens runs its BPE on worker threads of its own unless told not to;
+# NumPy's OpenBLAS threads spin and would bill their CPU to every row.
+os.environ.setdefault("FASTOKENS_BPE_THREADS", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
 
 from pybpe.encoding import Encoding  # noqa: E402
