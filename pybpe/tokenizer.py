@@ -9,6 +9,7 @@ algorithm itself lives in the backends (pybpe/core/, docs/backends.md).  The
 model file that save writes and load reads is pybpe/model_file.py; file
 formats for other tools (tiktoken, GPT-2, Hugging Face) are in pybpe/formats.py.
 """
+import codecs
 import functools
 import io
 import operator
@@ -252,7 +253,16 @@ class BPETokenizer(Tokenizer):
                 texts = _counted(texts, report)
             if special_re:
                 texts = (piece for text in texts for piece in special_re.split(text))
-            if isinstance(corpus, io.TextIOBase) and not special_re:
+            raw = None
+            if isinstance(corpus, io.TextIOBase) and not special_re and not report.enabled:
+                raw = _utf8_buffer(corpus, flavour)
+            if raw is not None:
+                strict = corpus.errors == "strict"
+                for batch in _byte_batches(raw):
+                    if strict and b"\xed" in batch:  # maybe a surrogate, which strict UTF-8 refuses
+                        batch.decode("utf-8")
+                    counter.add_text(batch)
+            elif isinstance(corpus, io.TextIOBase) and not special_re:
                 for batch in _file_batches(corpus):
                     counter.add_text(flavour.prepare(batch))
                     chars += len(batch)
@@ -975,6 +985,47 @@ def _file_batches(f):
         if not piece:
             break
         cut = piece.rfind("\n") + 1
+        if cut == 0:  # one long line: keep reading
+            carry += piece
+            continue
+        yield carry + piece[:cut]
+        carry = piece[cut:]
+    if carry:
+        yield carry
+
+
+def _utf8_buffer(f, flavour):
+    """The binary file under the text file `f` when counting its bytes counts
+    exactly the words that reading `f` would (None otherwise): `f` is a plain
+    TextIOWrapper, UTF-8 (errors "strict" or "surrogatepass"), not read from
+    yet, seekable, and the flavour's prepare() changes nothing (no lowercasing;
+    at byte level no surrogates, so "strict" only).  Newline translation is
+    the one difference, and it moves no str.split() boundary: "\r\n", "\r"
+    and "\n" are all whitespace.  The seek drops what the wrapper may have
+    decoded ahead, so afterwards `f` is at its end, as after reading it."""
+    if type(f) is not io.TextIOWrapper or flavour.lowercase:
+        return None
+    allowed = ("strict",) if flavour.byte_level else ("strict", "surrogatepass")
+    try:
+        if (codecs.lookup(f.encoding).name != "utf-8" or f.errors not in allowed
+                or not f.seekable() or f.tell() != 0):
+            return None
+        f.seek(0)
+        return f.buffer
+    except (AttributeError, LookupError, OSError, ValueError):
+        return None  # (no buffer, closed, or tell() refused mid-iteration)
+
+
+def _byte_batches(raw):
+    """_file_batches on a binary file: pieces of about _BATCH_CHARS bytes,
+    each cut just after its last b"\n" (never inside a character: no byte of
+    a multi-byte UTF-8 character is below 0x80)."""
+    carry = b""
+    while True:
+        piece = raw.read(_BATCH_CHARS)
+        if not piece:
+            break
+        cut = piece.rfind(b"\n") + 1
         if cut == 0:  # one long line: keep reading
             carry += piece
             continue

@@ -105,8 +105,9 @@ def test_add_words_with_frequencies(core, words, freqs):
 
 def test_counter_errors(core):
     counter = core.WordCounter()
-    with pytest.raises(TypeError):
-        counter.add_text(b"bytes")
+    for not_text in (3, bytearray(b"bytes"), ["a"]):  # (bytes are UTF-8: test_counter_takes_utf8_bytes)
+        with pytest.raises(TypeError):
+            counter.add_text(not_text)
     with pytest.raises(TypeError, match=r"words\[1\]"):
         counter.add_words(["a", 3])
     with pytest.raises(ValueError):
@@ -177,6 +178,108 @@ def test_file_read_in_pieces(tmp_path, monkeypatch, backend, batch):
         assert tok.count_words(f) == split_count([text])
     with open(path, "rb") as f, pytest.raises(TypeError, match=r"corpus\[0\] must be str"):
         tok.count_words(f)
+
+
+def test_counter_takes_utf8_bytes(core):
+    text = "".join(LINES) + "\u3000tail\udfff"
+    by_text, by_bytes = core.WordCounter(), core.WordCounter()
+    by_text.add_text(text)
+    by_bytes.add_text(text.encode("utf-8", "surrogatepass"))
+    assert by_bytes.items() == by_text.items() == list(split_count([text]).items())
+    for bad in (b"ok \xff", b"cut \xe2\x80", b"\xc0\xaf overlong"):
+        with pytest.raises(UnicodeDecodeError):
+            core.WordCounter().add_text(bad)
+
+
+def _file_bytes_count(monkeypatch, tok, path, **open_args):
+    """tok.count_words(open(path)), asserting it took the bytes path (the str
+    path made to fail) and that it left the file at its end."""
+    from pybpe import tokenizer
+
+    def no_str_batches(f):
+        raise AssertionError("the file was read as str")
+        yield
+
+    with monkeypatch.context() as m:
+        m.setattr(tokenizer, "_file_batches", no_str_batches)
+        with open(path, **open_args) as f:
+            counts = tok.count_words(f)
+            assert f.read() == ""
+    return counts
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("batch", [1, 7, 1 << 20])
+def test_file_counted_from_its_bytes(tmp_path, monkeypatch, backend, batch):
+    # A UTF-8 text file is counted from its bytes (no str round trip), in the
+    # same batches; what it counts is what reading its text counts.
+    from pybpe import tokenizer
+
+    monkeypatch.setattr(tokenizer, "_BATCH_CHARS", batch)
+    clean = [line.replace("\ud800", "") for line in LINES]
+    text = "".join(clean) + "a\r\nb\rc\r\n" + "\ufeffd" * 3 + " no newline at the end"
+    path = tmp_path / "corpus.txt"
+    path.write_bytes(("\ufeff" + text).encode("utf-8"))
+    tok = pybpe.BPETokenizer(backend=backend)
+    expected = split_count([open(path, encoding="utf-8").read()])
+    assert _file_bytes_count(monkeypatch, tok, path, encoding="utf-8") == expected
+    assert _file_bytes_count(monkeypatch, tok, path, encoding="UTF8", newline="") == expected
+    trained = []
+    for corpus in (open(path, encoding="utf-8").read().splitlines(True), None):
+        if corpus is None:
+            with open(path, encoding="utf-8") as corpus:
+                tok.train(corpus)
+        else:
+            tok.train(corpus)
+        trained.append((tok.vocab, tok.merges, tok.merge_counts))
+    assert trained[0] == trained[1]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_file_bytes_keep_the_text_rules(tmp_path, monkeypatch, backend):
+    # Surrogates: counted under errors="surrogatepass" as the text gives them,
+    # refused under "strict" as reading the text refuses them; bad UTF-8 is a
+    # UnicodeDecodeError either way.
+    tok = pybpe.BPETokenizer(backend=backend)
+    path = tmp_path / "corpus.txt"
+    text = "".join(LINES)  # holds "\ud800"
+    path.write_bytes(text.encode("utf-8", "surrogatepass"))
+    assert _file_bytes_count(monkeypatch, tok, path, encoding="utf-8", errors="surrogatepass") \
+        == split_count([text])
+    with open(path, encoding="utf-8") as f, pytest.raises(UnicodeDecodeError):
+        tok.count_words(f)
+    path.write_bytes(b"fine words\n" * 50 + b"then \xff\xfe\n")
+    for errors in ("strict", "surrogatepass"):
+        with open(path, encoding="utf-8", errors=errors) as f, pytest.raises(UnicodeDecodeError):
+            tok.count_words(f)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_file_read_as_text_when_bytes_would_differ(tmp_path, backend):
+    # Other encodings, a file already read from and lowercasing go the str
+    # path: the same counts as reading the text.
+    text = "".join(LINES) + "Ünïcode ÉÉ\n"
+    path = tmp_path / "corpus.txt"
+    path.write_bytes(text.encode("utf-8", "surrogatepass"))
+
+    def counted(tok, skip=0, **open_args):
+        with open(path, **open_args) as f:
+            f.read(skip)
+            rest = f.read()
+        with open(path, **open_args) as f:
+            f.read(skip)
+            return tok.count_words(f), tok.count_words([rest])
+
+    plain = pybpe.BPETokenizer(backend=backend)
+    for tok, skip, open_args in [
+            (plain, 30, {"encoding": "utf-8", "errors": "surrogatepass"}),
+            (pybpe.BPETokenizer(lowercase=True, backend=backend), 0,
+             {"encoding": "utf-8", "errors": "surrogatepass"})]:
+        from_file, from_text = counted(tok, skip, **open_args)
+        assert from_file == from_text
+    path.write_bytes(text.replace("\ud800", "").encode("latin-1", "replace"))
+    from_file, from_text = counted(plain, 0, encoding="latin-1")
+    assert from_file == from_text == split_count([open(path, encoding="latin-1").read()])
 
 
 @pytest.mark.parametrize("options", [{}, {"pretokenizer": r" ?\w+|[^\w\s]", "end_of_word": None},

@@ -425,9 +425,15 @@ class WordCounter:
         self._ptr = ffi.gc(ptr, lib.bpe_counter_free)
 
     def add_text(self, text):
-        """Count the words of text.split() (one C pass; the GIL is released)."""
-        data = _utf8(text, "text")
-        _check(lib.bpe_counter_add_text(self._ptr, data, len(data)), "WordCounter.add_text")
+        """Count the words of text.split() (one C pass; the GIL is released).
+        `text` may also be bytes holding UTF-8 (surrogates allowed, as
+        str.encode("utf-8", "surrogatepass") writes them): a file's bytes
+        are counted with no str between (UnicodeDecodeError when not UTF-8)."""
+        data = text if isinstance(text, bytes) else _utf8(text, "text")
+        status = lib.bpe_counter_add_text(self._ptr, data, len(data))
+        if status == lib.BPE_EINVAL and data is text:
+            text.decode("utf-8", "surrogatepass")  # raises: the C check found bad UTF-8
+        _check(status, "WordCounter.add_text")
 
     def add_words(self, words, frequencies=None):
         """Count each of `words` (a list of str) once, or frequencies[i] times."""

@@ -112,7 +112,10 @@ class WordCounter:
         self._big = False  # has any count reached _BIG_COUNT (see add_text)?
 
     def add_text(self, text):
-        """Count the words of text.split()."""
+        """Count the words of text.split(); `text` may also be bytes holding
+        UTF-8 (surrogates allowed; UnicodeDecodeError when not UTF-8)."""
+        if isinstance(text, bytes):
+            text = text.decode("utf-8", "surrogatepass")
         if not isinstance(text, str):
             raise TypeError("text must be str, not %s" % type(text).__name__)
         counts = self._counts
