@@ -81,6 +81,13 @@ size_t bpe_symtab_size(const bpe_symtab *table);
 const char *bpe_symtab_bytes(const bpe_symtab *table, uint32_t id,
                              size_t *len_out);
 
+/* Every symbol's bytes back to back in ID order, in one call: returns their
+ * total length, and when bytes_out is not NULL copies them there (room for
+ * that total) and each symbol's length into lengths_out (room for
+ * bpe_symtab_size entries).  0 for a NULL table. */
+size_t bpe_symtab_export(const bpe_symtab *table, char *bytes_out,
+                         size_t *lengths_out);
+
 /* ---------------------------------------------------------------------
  * Word table: the distinct words of a corpus, in order of first appearance,
  * each an array of symbol IDs with a frequency.  This is the chapter's data

@@ -191,6 +191,24 @@ size_t bpe_symtab_size(const bpe_symtab *table)
     return table == NULL ? 0 : table->n;
 }
 
+size_t bpe_symtab_export(const bpe_symtab *table, char *bytes_out,
+                         size_t *lengths_out)
+{
+    size_t id, total = 0;
+
+    if (table == NULL)
+        return 0;
+    for (id = 0; id < table->n; id++) {
+        if (bytes_out != NULL) {
+            if (table->len[id] != 0)
+                memcpy(bytes_out + total, table->ptr[id], table->len[id]);
+            lengths_out[id] = table->len[id];
+        }
+        total += table->len[id];
+    }
+    return total;
+}
+
 const char *bpe_symtab_bytes(const bpe_symtab *table, uint32_t id,
                              size_t *len_out)
 {

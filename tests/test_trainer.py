@@ -421,6 +421,32 @@ def test_preset_batches_keep_each_text(tmp_path, monkeypatch, backend, batch):
 
 
 @pytest.mark.skipif("c" not in BACKENDS, reason="the C extension is not built")
+def test_c_merges_read_as_numbers():
+    # Trainer.run reads the C merge records through one memoryview (not a
+    # cdata struct each): the same numbers, counts past 2**32 included.
+    from pybpe._bpe_c import ffi
+    from pybpe.core.native import core as native
+
+    values = [(7, 2**32 - 1, 5, 0), (0, 1, 2**31, 2**64 - 1), (3, 3, 9, 2**40 + 17)]
+    out = ffi.new("bpe_merge[]", len(values) + 1)
+    for rec, (left, right, merged, count) in zip(out, values):
+        rec.left, rec.right, rec.merged, rec.count = left, right, merged, count
+    assert native._MERGE_LAYOUT is not None  # (the fast path is the one tested)
+    assert native._merges_from(out, len(values)) == values
+    assert native._merges_from(out, 2) == values[:2] and native._merges_from(out, 0) == []
+
+
+@pytest.mark.skipif("c" not in BACKENDS, reason="the C extension is not built")
+def test_c_symbol_table_exports_every_token():
+    from pybpe.core.native import core as native
+
+    tokens = [b"", b"\x00", b"ab", bytes(range(256)), b"a" * 70000, b"z"]
+    table = native.SymbolTable(tokens)
+    assert table.tokens() == tokens == [table.token(i) for i in range(len(tokens))]
+    assert native.SymbolTable([]).tokens() == []
+
+
+@pytest.mark.skipif("c" not in BACKENDS, reason="the C extension is not built")
 def test_c_backend_cuts_presets_in_the_core(monkeypatch):
     # No text goes through Python's pattern splitting on the C backend (it
     # used to: regex.findall was ~1.2 s of training Shakespeare); custom
