@@ -18,11 +18,9 @@ users call (_encode_bytes, _encode_single_piece, _encode_only_native_bpe).
 import bisect
 import functools
 from array import array
-from concurrent.futures import ThreadPoolExecutor
-
 import regex
 
-from . import _batch, _bounded, _unicode, core, patterns
+from . import _batch, _bounded, _unicode, _workers, core, patterns
 from .core.spec.merge import byte_pair_merge
 from ._encode_file import encode_file as _encode_file, typecode as _typecode
 from .errors import InvalidTokenError
@@ -34,35 +32,40 @@ _ALL = "all"
 # encode_batch's default number of threads, so the threads of one batch find
 # theirs warm in the next.
 _KEEP_CACHES = 8
-# encode_ordinary_batch's slices never hold less than this share of the
-# batch's characters (see _slice_bounds).
-_MIN_SLICE_SHARE = 1 / 32
+# encode_ordinary_batch's last slice: this share of the batch's characters
+# (see _slice_bounds).
+_TAIL_SHARE = 0.1
 
 
 def _slice_bounds(lengths, num_threads):
     """Where to cut a batch of texts (their lengths) into slices for
     num_threads threads: [0, ..., len(lengths)].
 
-    Guided scheduling, by characters rather than by texts: each slice takes
-    half of a thread's fair share of what is left, but never less than
-    _MIN_SLICE_SHARE of the whole.  Slices shrink towards the end, so the
-    threads finish together, and there are several per thread, so one
-    thread builds its result lists (holding the GIL) while another is in C.
-    On Shakespeare in 1,000 documents this beat 16 equal slices by ~5%.
+    One slice per thread, consecutive texts, each about (1 - _TAIL_SHARE) /
+    num_threads of the characters, then the rest as one last slice that the
+    first thread to finish takes.  Why so few: each slice is a C call and
+    then its result lists, built holding the GIL (pybpe/core/native/ranks.py);
+    between the two the lists push the piece cache and the rank tables out
+    of the core's cache, and each slice makes its own int objects, so every
+    slice costs ~0.2 ms more CPU (gpt2, 1 MB of Shakespeare in 96 documents,
+    serial: 11 slices 13.5 ms against one slice 11.2 ms).  Why a tail: the
+    threads then do not all build their lists at the end, where the GIL
+    lets only one at a time.  On 2 threads (tools/bench_batch_threads.py,
+    real-time priority on the shared machine) 2 slices gave 1.41-1.52x one
+    thread, this 1.45-1.59x, the guided schedule of 11 shrinking slices this
+    replaced 1.32-1.46x (with the helper threads of pybpe/_workers.py; 1.28-1.30x
+    with a thread pool made per call).
 
-        >>> _slice_bounds([10] * 8, 2)
-        [0, 2, 4, 5, 6, 7, 8]
+        >>> _slice_bounds([10] * 20, 2)
+        [0, 9, 18, 20]
     """
     total = sum(lengths)
-    smallest = max(1, int(total * _MIN_SLICE_SHARE))
-    bounds, taken, acc = [0], 0, 0
-    goal = max(smallest, total // (2 * num_threads))
+    share = total * (1 - _TAIL_SHARE) / num_threads
+    bounds, acc = [0], 0
     for i, n in enumerate(lengths):
         acc += n
-        if acc - taken >= goal and i + 1 < len(lengths):
+        if len(bounds) <= num_threads and acc >= share * len(bounds) and i + 1 < len(lengths):
             bounds.append(i + 1)
-            taken = acc
-            goal = max(smallest, (total - taken) // (2 * num_threads))
     bounds.append(len(lengths))
     return bounds
 
@@ -641,36 +644,45 @@ class Encoding:
         """encode_ordinary over a list of str, on `num_threads` threads.
 
         With a C scanner (the gpt2, cl100k and o200k patterns on the C
-        backend) the list is cut into slices of consecutive texts and each
-        slice is one C call that runs without the GIL; only the UTF-8 encoding
-        and the building of the result lists (from a marshal stream, see
-        pybpe/core/native/ranks.py) hold it.  There are several slices per thread, so
-        one thread builds its lists while another is in C.  Each slice's
-        call takes one of the Encoding's idle piece caches (see
-        piece_cache), so every worker thread has its own while it works and
-        the next batch's workers find them warm.  On the Python backend the
-        texts are encoded one after another on the calling thread:
-        pure-Python work cannot share the GIL.
+        backend) the list is cut into slices of consecutive texts, one per
+        thread and a short last one (see _slice_bounds), and each slice is
+        one C call that runs without the GIL; only the UTF-8 encoding and the
+        building of the result lists (from a marshal stream, see
+        pybpe/core/native/ranks.py) hold it.  The calling thread encodes
+        slices too, beside helper threads that live across calls
+        (pybpe/_workers.py); no more threads than CPUs are used.  Each
+        slice's call takes one of the Encoding's idle piece caches (see
+        piece_cache), so every thread has its own while it works and the
+        next batch's threads find them warm.  On the Python backend the texts
+        are encoded one after another on the calling thread: pure-Python
+        work cannot share the GIL.
 
             >>> from pybpe import get_encoding
             >>> get_encoding("gpt2").encode_ordinary_batch(["hello world", "hi"])
             [[31373, 995], [5303]]
         """
-        texts = [_checked(t, i) for i, t in enumerate(_texts(text))]
+        texts = _texts(text)
         if self._preset is None:
-            return self._map(self._encode_plain, texts, num_threads)
-        if num_threads <= 1 or len(texts) <= 1 or not self._compiled:
+            return self._map(self._encode_plain, [_checked(t, i) for i, t in enumerate(texts)], num_threads)
+        for i, t in enumerate(texts):  # every type error before any work
+            if not isinstance(t, str):
+                _checked(t, i)
+        num_threads = _workers.width(num_threads, len(texts))
+        if num_threads <= 1 or not self._compiled:
             return self._encode_slice(texts)
         bounds = _slice_bounds([len(t) for t in texts], num_threads)
         slices = [texts[a:b] for a, b in zip(bounds, bounds[1:])]
-        with ThreadPoolExecutor(num_threads) as pool:
-            parts = list(pool.map(self._encode_slice, slices))
+        parts = _workers.run(self._encode_slice, slices, num_threads)
         return [ids for part in parts for ids in part]
 
     def _encode_slice(self, texts):
-        # One C call for many texts, one ID list per text, through the piece
-        # cache this thread takes for the call.
-        encoded = [t.encode("utf-8") for t in texts]
+        # One C call for many texts (str), one ID list per text, through the
+        # piece cache this thread takes for the call.  The UTF-8 is made here,
+        # on the slice's thread, with surrogates fixed on the way (utf8
+        # encodes once; fixing them first on the calling thread encoded
+        # every non-ASCII text twice, before any thread could start).
+        utf8 = _unicode.utf8
+        encoded = [utf8(t) for t in texts]
         caches = self._caches
         cache = self._take_cache(caches)
         try:
@@ -744,14 +756,13 @@ class Encoding:
         return self._map(encoder, texts, num_threads)
 
     def _map(self, fn, items, num_threads):
-        # [fn(x) for x in items], on threads when that can help: only a
-        # compiled backend's calls run without the GIL.  Pure-Python work
+        # [fn(x) for x in items], on threads (pybpe/_workers.py) when that can
+        # help: only a compiled backend's calls run without the GIL.  Pure-Python work
         # holds it throughout, and threads fighting over it are slower than
         # one (the Python backend's encode_ordinary_batch: 2.3x slower on 2).
         if num_threads <= 1 or not self._compiled or len(items) <= 1:
             return [fn(x) for x in items]
-        with ThreadPoolExecutor(num_threads) as pool:
-            return list(pool.map(fn, items))
+        return _workers.run(fn, items, num_threads)
 
     def encode_file(self, path, out_path, *, document_separator=None, dtype=None, append_eot=True,
                     progress=False, chunk_size=1 << 22):
