@@ -175,9 +175,23 @@ static int count_batch(bpe_counter *c, const unsigned char *const *start,
         if (id != BPE__NONE)
             PREFETCH(&c->entries[id]);
     }
-    for (i = 0; i < n; i++)
+    for (i = 0; i < n; i++) {
+        /* count_hashed's first probe inline: most words are found there
+         * (the call was ~10% of counting's instructions) */
+        uint32_t id = c->slots[(size_t)hash[i] & c->mask];
+        if (id != BPE__NONE) {
+            entry *e = &c->entries[id];
+            if (e->hash == hash[i] && e->head == head[i] && e->len == wlen[i] &&
+                e->count != UINT64_MAX &&
+                (wlen[i] <= 8 ||
+                 memcmp(c->arena + e->off + 8, start[i] + 8, wlen[i] - 8) == 0)) {
+                e->count++;
+                continue;
+            }
+        }
         if ((status = count_hashed(c, start[i], wlen[i], hash[i], head[i], 1)))
             return status;
+    }
     return BPE_OK;
 }
 

@@ -222,8 +222,17 @@ static inline size_t bpe__next_word(const unsigned char **pp,
     const unsigned char *p = *pp;
     size_t k;
 
-    while (p < end && (k = bpe__space_at(p)) != 0)
-        p += k;
+    while (p < end) {  /* ASCII by the table alone: most spaces are ASCII */
+        if (*p < 0x80) {
+            if (!bpe__ascii_space[*p])
+                break;
+            p++;
+        } else {
+            if ((k = bpe__space_at(p)) == 0)
+                break;
+            p += k;
+        }
+    }
     *start = p;
     *pp = p == end ? end : bpe__word_end(p, end);
     return (size_t)(*pp - p);

@@ -116,6 +116,11 @@ def test_counter_errors(core):
     with pytest.raises(OverflowError):
         counter.add_words(["x"], [1])
     assert counter.items() == [("x", 2**64 - 1)]
+    counter.add_words(["alongerword"], [2**64 - 1])
+    for text in ("x", " alongerword\n"):  # (a word found at its first probe, counted inline in C)
+        with pytest.raises(OverflowError):
+            counter.add_text(text)
+    assert counter.items() == [("x", 2**64 - 1), ("alongerword", 2**64 - 1)]
 
 
 def test_counter_big_and_degenerate(core):
