@@ -32,6 +32,9 @@ struct bpe_words {
     size_t n, cap;
 };
 
+/* Room for more_words words of more_syms symbols in all (words.c). */
+int bpe__words_reserve(bpe_words *w, size_t more_words, size_t more_syms);
+
 /* pairmap: (left, right) -> uint32 value, open addressing with linear
  * probing, no deletion.  Invariant: used * 2 <= mask + 1 (load <= 1/2), so
  * a probe always meets an empty slot (val == BPE__NONE). */

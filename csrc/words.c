@@ -29,8 +29,9 @@ void bpe_words_free(bpe_words *words)
 }
 
 /* Room for `more_words` words holding `more_syms` symbols; the table is
- * unchanged (apart from spare capacity) on failure. */
-static int reserve(bpe_words *w, size_t more_words, size_t more_syms)
+ * unchanged (apart from spare capacity) on failure.  (internal.h: counter.c
+ * writes a corpus's words straight into the room.) */
+int bpe__words_reserve(bpe_words *w, size_t more_words, size_t more_syms)
 {
     size_t cap_start = w->cap, cap_len = w->cap, cap_freq = w->cap;
     int status;
@@ -70,7 +71,7 @@ int bpe_words_add(bpe_words *words, const uint32_t *symbols, size_t n,
 
     if (words == NULL || (symbols == NULL && n != 0))
         return BPE_EINVAL;
-    if ((status = reserve(words, 1, n)) != BPE_OK)
+    if ((status = bpe__words_reserve(words, 1, n)) != BPE_OK)
         return status;
     push_word(words, symbols, n, frequency);
     return BPE_OK;
@@ -91,7 +92,7 @@ int bpe_words_add_many(bpe_words *words, const uint32_t *symbols,
             return BPE_EINVAL;
     if (symbols == NULL && offsets[n_words] != offsets[0])
         return BPE_EINVAL;
-    if ((status = reserve(words, n_words, offsets[n_words] - offsets[0])))
+    if ((status = bpe__words_reserve(words, n_words, offsets[n_words] - offsets[0])))
         return status;
     for (i = 0; i < n_words; i++)
         push_word(words, symbols + offsets[i], offsets[i + 1] - offsets[i],
