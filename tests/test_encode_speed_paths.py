@@ -240,6 +240,45 @@ def test_long_text_through_the_stream():
     assert enc.encode_ordinary(text)[0] != -1
 
 
+@settings(max_examples=300, deadline=None)
+@given(runs=st.lists(st.tuples(st.integers(0, 300), st.integers(1, 700)), max_size=12))
+def test_run_lists_equal_the_ids(runs):
+    # A long list that is mostly runs of one ID is built by repetition
+    # (_run_list); it must spell the IDs exactly, whichever run is longest,
+    # and decline (None) when the runs are too many to pay.
+    from pybpe._bpe_c import ffi
+    cr = _cranks()
+    ids = [i for i, n in runs for _ in range(n)]
+    n_runs = sum(1 for k, i in enumerate(ids) if k == 0 or ids[k - 1] != i)
+    got = cr._run_list(ffi.new("uint32_t[]", ids or [0]), len(ids))
+    if n_runs > len(ids) // cr._RUN_LENGTH:
+        assert got is None
+    else:
+        assert got == ids and type(got) is list
+
+
+def test_long_runs_become_lists_by_repetition(monkeypatch):
+    # Whole texts whose IDs are runs: the list equals the array output
+    # (which builds no list) and is an ordinary list of its own.
+    cr = _cranks()
+    enc = get_encoding("gpt2", backend="c")
+    built = []
+    real = cr._run_list
+    monkeypatch.setattr(cr, "_run_list", lambda out, n: built.append(n) or real(out, n))
+    texts = [" " * 1_000_000, "a" * 1_000_000,
+             " " * 30_000 + "hello" + " " * 90_000 + "a" * 40_000 + "\n" * 20_000]
+    for text in texts:
+        ids = enc.encode_ordinary(text)
+        assert ids == enc.encode_to_numpy(text).tolist()
+        ids[0] = -1
+        assert enc.encode_ordinary(text)[0] != -1
+    assert enc.encode_ordinary(texts[0]) == [220] * 1_000_000
+    assert len(built) >= len(texts)
+    # Prose has no runs: declined after a short scan, built by the stream.
+    text = shakespeare()[:200_000]
+    assert enc.encode_ordinary(text) == enc.encode_to_numpy(text).tolist()
+
+
 # -- encode_file ----------------------------------------------------------------------
 
 def _expected(enc, text, sep, eot=True):

@@ -1,6 +1,7 @@
 /*
  * idlists.c -- writes encoder output as a marshal stream (idlists.h says
- * why and what the stream looks like), or as 16-bit IDs.
+ * why and what the stream looks like), as runs of one repeated ID, or as
+ * 16-bit IDs.
  *
  * One pass over the IDs with a table from ID to reference number; the table
  * is sized by the largest ID seen (a first, cheap pass), so a vocabulary of
@@ -86,6 +87,28 @@ int bpe_idlists_marshal(const uint32_t *ids, const size_t *ends, size_t n_lists,
     }
     free(ref_plus_one);
     *out_len = (size_t)(p - out);
+    return BPE_OK;
+}
+
+int bpe_ids_runs(const uint32_t *ids, size_t n, size_t max_runs,
+                 uint32_t *run_ids, size_t *run_ends, size_t *n_runs)
+{
+    size_t k, runs = 0;
+    if (!n_runs || (n && (!ids || (max_runs && (!run_ids || !run_ends)))))
+        return BPE_EINVAL;
+    *n_runs = 0;
+    for (k = 0; k < n; k++) {
+        if (k && ids[k] == ids[k - 1])
+            continue;
+        if (runs == max_runs)
+            return BPE_ETOOBIG;
+        if (runs)
+            run_ends[runs - 1] = k;
+        run_ids[runs++] = ids[k];
+    }
+    if (runs)
+        run_ends[runs - 1] = n;
+    *n_runs = runs;
     return BPE_OK;
 }
 

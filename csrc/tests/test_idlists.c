@@ -126,12 +126,54 @@ static void test_u16(void)
     CHECK(bpe_ids_to_u16(NULL, 1, out) == BPE_EINVAL);
 }
 
+/* Runs: cut where the ID changes, refused past max_runs, and every run
+ * spelled back equals the IDs (random runs of random lengths). */
+static void test_runs(void)
+{
+    const uint32_t ids[] = {5, 5, 7, 7, 7, 5};
+    uint32_t run_ids[8];
+    size_t run_ends[8], n_runs = 99, k, j, start;
+    CHECK(bpe_ids_runs(ids, 6, 8, run_ids, run_ends, &n_runs) == BPE_OK);
+    CHECK(n_runs == 3 && run_ids[0] == 5 && run_ids[1] == 7 && run_ids[2] == 5);
+    CHECK(run_ends[0] == 2 && run_ends[1] == 5 && run_ends[2] == 6);
+    CHECK(bpe_ids_runs(ids, 6, 3, run_ids, run_ends, &n_runs) == BPE_OK && n_runs == 3);
+    CHECK(bpe_ids_runs(ids, 6, 2, run_ids, run_ends, &n_runs) == BPE_ETOOBIG);
+    CHECK(bpe_ids_runs(ids, 1, 1, run_ids, run_ends, &n_runs) == BPE_OK && n_runs == 1 && run_ends[0] == 1);
+    CHECK(bpe_ids_runs(NULL, 0, 0, NULL, NULL, &n_runs) == BPE_OK && n_runs == 0);
+    CHECK(bpe_ids_runs(ids, 1, 0, NULL, NULL, &n_runs) == BPE_ETOOBIG);
+    CHECK(bpe_ids_runs(NULL, 1, 1, run_ids, run_ends, &n_runs) == BPE_EINVAL);
+    CHECK(bpe_ids_runs(ids, 1, 1, run_ids, run_ends, NULL) == BPE_EINVAL);
+    srand(7);
+    for (k = 0; k < 200; k++) {
+        static uint32_t many[4096], back[4096], rids[4096];
+        static size_t rends[4096];
+        size_t n = 0;
+        while (n < sizeof many / sizeof *many) {
+            uint32_t id = (uint32_t)(rand() % 4);
+            size_t len = (size_t)(rand() % 9) + 1;
+            for (; len && n < sizeof many / sizeof *many; len--)
+                many[n++] = id;
+        }
+        n = (size_t)rand() % (n + 1);
+        CHECK(bpe_ids_runs(many, n, n, rids, rends, &n_runs) == BPE_OK);
+        for (j = 0, start = 0; j < n_runs; start = rends[j], j++) {
+            CHECK(rends[j] > start && (j == 0 || rids[j] != rids[j - 1]));
+            for (; start < rends[j]; start++)
+                back[start] = rids[j];
+        }
+        CHECK(start == n && (n == 0 || memcmp(back, many, n * sizeof *many) == 0));
+        if (failures)
+            break;
+    }
+}
+
 int main(void)
 {
     test_known_bytes();
     test_edges();
     test_random_round_trips();
     test_u16();
+    test_runs();
     if (failures) {
         printf("test_idlists: %d failure(s)\n", failures);
         return 1;
