@@ -32,14 +32,16 @@
  * are IDs of the symbol table, which stay below BPE_NO_SYMBOL. */
 #define BPE__DEAD UINT32_MAX
 
-/* One node, 16 bytes: a node and its right neighbour usually share a cache
+/* One node, 20 bytes: a node and its right neighbour usually share a cache
  * line, and a merge touches a few adjacent nodes.  (Separate sym/prev/next
- * arrays cost one miss each per occurrence: 1.6x slower on Shakespeare.) */
+ * arrays cost one miss each per occurrence: 1.6x slower on Shakespeare.)
+ * `pair` is trainer.c's (see its header); wordpiece.c never reads it. */
 typedef struct {
     uint32_t sym;   /* symbol ID, or BPE__DEAD */
     uint32_t prev;  /* left neighbour, or BPE__NONE */
     uint32_t next;  /* right neighbour, or BPE__NONE */
     uint32_t word;  /* index into the trainer's per-word frequencies */
+    uint32_t pair;  /* trainer.c: its record of the pair starting here */
 } bpe__node;
 
 /* A pair's occurrences: a min-heap of keys, lazy (it may hold stale keys,
@@ -103,6 +105,7 @@ static inline void bpe__train_lay_out(const bpe_words *words, bpe__node *nodes,
             nodes[i].word = (uint32_t)w;
             nodes[i].prev = linked ? (uint32_t)(i - 1) : BPE__NONE;
             nodes[i].next = BPE__NONE;
+            nodes[i].pair = BPE__NONE;
             if (linked)
                 nodes[i - 1].next = (uint32_t)i;
             linked = 1;
