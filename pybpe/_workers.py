@@ -86,9 +86,11 @@ class _Run:
         self.lock = threading.Lock()
         self.finished = threading.Event()
 
-    def work(self):
+    def work(self, caller=False):
         # Takes items until none is left.  SimpleQueue.get_nowait is atomic,
-        # so each item runs once.
+        # so each item runs once.  A helper keeps every failure for run() to
+        # raise; the caller stops at once on KeyboardInterrupt or SystemExit
+        # (Ctrl-C must not wait for the rest of the batch).
         while True:
             try:
                 i = self.todo.get_nowait()
@@ -97,6 +99,8 @@ class _Run:
             try:
                 self.results[i] = self.fn(self.items[i])
             except BaseException as exc:  # noqa: B902 -- re-raised by run() in the caller
+                if caller and not isinstance(exc, Exception):
+                    raise
                 self.errors[i] = exc
             with self.lock:
                 self.left -= 1
@@ -122,7 +126,7 @@ def run(fn, items, num_threads):
             pool.submit(job.work)
     except RuntimeError:
         pass  # the interpreter is shutting down: no new threads, the caller does it all
-    job.work()
+    job.work(caller=True)
     job.finished.wait()
     if job.errors:
         raise job.errors[min(job.errors)]

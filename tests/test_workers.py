@@ -91,6 +91,23 @@ def test_first_failure_by_position_wins_and_every_item_runs(four_cpus):
         assert sorted(ran) == list(range(6))
 
 
+def test_keyboard_interrupt_in_the_caller_stops_at_once(four_cpus):
+    # Ctrl-C while the calling thread runs an item: raised there and then,
+    # not after the rest of the items.
+    ran = []
+
+    def job(x):
+        ran.append(x)
+        if threading.current_thread() is threading.main_thread():
+            raise KeyboardInterrupt
+        time.sleep(0.05)
+        return x
+
+    with pytest.raises(KeyboardInterrupt):
+        _workers.run(job, range(40), 2)
+    assert len(ran) < 40
+
+
 def test_width():
     assert _workers.width(8, 3) <= 3
     assert _workers.width(8, 0) == 1
