@@ -100,6 +100,24 @@
  *     filters' loads (1.5 MB together) and the pair and token slots, each
  *     a miss of the core's 2 MB cache; the per-call caches and the filters
  *     together are ~2.9 MB for o200k.
+ *   - Unseen text (issue 13: every 0.5 MB slice new to the encoder): the
+ *     pieces the piece cache does not know were ~45% of the C time, and
+ *     their merges waited on the pair table: per 5.5 MB of prose o200k
+ *     asks it ~420,000 times, ~275,000 find a pair, each a probe of 8 MB.
+ *     That table held every split of every token (446,189 for o200k), yet
+ *     merging only ever uses the one each token is made by (REACHED PAIRS,
+ *     with the proof): 199,742, the table 8 -> 4 MB (cl100k 4 -> 2, gpt2
+ *     2 -> 1).  Same IDs (checksums of 11 slices, every encoding).  Misses
+ *     of a 2 MB cache (callgrind --cache-sim, one round of 11 slices, the
+ *     encode calls only), rk_pair_get: o200k 128k -> 81k, cl100k 72k ->
+ *     49k, gpt2 46k -> 35k; the whole call 394k -> 336k, 303k -> 270k,
+ *     254k -> 235k.  CPU time, C alone (a harness encoding 11 unseen
+ *     slices, medians of 7 alternating processes, load average ~6): o200k
+ *     78 -> 81 MB/s, cl100k 99 -> 102, gpt2 107 -> 112.  Building pays a
+ *     merge of every token's bytes: bpe_ranks_new o200k ~125 -> ~170 ms,
+ *     cl100k ~50 -> ~60, gpt2 ~22 -> ~27.  Dead end: prefetching, before
+ *     the short loop, the pairs each first merge would ask about (~+1%,
+ *     within noise).
  *   - Long runs of one byte: the heap spent ~150-210 ms on "a" * 1,000,000
  *     or a million spaces (cl100k, o200k).  merge.h's run engine merges a
  *     run pairwise in one step when it is provably the heap's next steps:
@@ -136,9 +154,10 @@ typedef char rk_threshold_is_the_engines
  *               so a probe always reaches an empty slot.
  *   pairs       open addressing over (left part, right part) -> (priority,
  *               result part); same load bound, RK_EMPTY_KEY marks empty.
- *               Under tiktoken's rule it has one entry per split point of
- *               every token whose two halves are parts, so a candidate pair
- *               costs one probe, not a hash of concatenated bytes.
+ *               Under tiktoken's rule it has one entry per token that
+ *               merging makes, for the one split it is made by (REACHED
+ *               PAIRS), so a candidate pair costs one probe, not a hash of
+ *               concatenated bytes.
  */
 /* One slot of the pair table: 16 bytes, so a probe reads one cache line
  * (three separate arrays for key, priority and result cost three misses
@@ -460,10 +479,14 @@ static int rk_alloc_pairs(bpe_ranks *r, size_t n, int compact)
     return BPE_OK;
 }
 
+static uint32_t rk_rule(const void *table, uint32_t left, uint32_t right,
+                        uint32_t born_left, uint32_t born_right, uint32_t *result);
+
 /*
- * tiktoken's rule: one pair entry per split point of every token whose two
- * halves are parts, i.e. for token T of L bytes and each s in 1..L-1 with
- * part(T[0..s)) and part(T[s..L)) both existing, (left, right) -> T.
+ * tiktoken's rule: a token T of L bytes can be made from any split point s
+ * in 1..L-1 with part(T[0..s)) and part(T[s..L)) both existing, (left,
+ * right) -> T.  These splits are found first; the table then keeps the one
+ * merging uses (REACHED PAIRS, below).
  *
  * In time linear in the total bytes of all tokens.  Asking the token index
  * about every prefix and suffix of every token hashes O(L^2) bytes per
@@ -643,6 +666,98 @@ static int rk_walk_token(const bpe_ranks *r, rk_splits *w, uint32_t k)
     return BPE_OK;
 }
 
+/*
+ * REACHED PAIRS.  Of a token's splits, merging only ever uses one, so the
+ * table keeps that one.  Claim: whenever merging a piece (tiktoken's rule,
+ * or any rule that is a function of the two parts) has made a part P
+ * covering bytes S, the merges inside S so far are exactly those of S
+ * merged alone, in the same order.  Proof: no merge crosses S's edges
+ * before P exists (parts only grow, and P covers S exactly), so the parts
+ * inside S change only by merges inside S; each of those was the lowest
+ * pair, leftmost among equals, of the whole piece, so also of S's pairs,
+ * which is what S alone merges next from the same state.  So P is always
+ * made by the last merge of P's own bytes merged alone -- its *reached
+ * split* -- and a token whose bytes merged alone do not end as that token
+ * is never made at all.  A pair (L, R) -> T that is not T's reached split
+ * is therefore never the pair merged, and a table without it changes no
+ * step: at every step the pair merged keeps its priority and every other
+ * pair's priority is only raised (to none).  The same holds for any table
+ * between the reached splits and all splits.
+ *
+ * Finding them: tokens are taken shortest first.  When T's turn comes the
+ * table holds the reached split of every shorter token merging makes,
+ * which is all T's bytes merged alone ever ask about except T's own splits
+ * (a pair inside T making a token of T's length makes T), and T's are not
+ * in yet: so merging T's bytes with the table so far stops at two parts
+ * L R exactly when (L, R) is T's reached split, at more when merging never
+ * makes T.  That is the short loop for tokens under 100 bytes and the heap
+ * (O(L log L)) for longer ones, so the build stays near linear.
+ *
+ * o200k: 446,189 pairs -> 199,742 (every token of two bytes or more is
+ * made by merging), its pair table 8 -> 4 MB and its filter 512 -> 256
+ * KB; cl100k 233,378 -> 100,000 (4 -> 2 MB), gpt2 108,299 -> 50,000.
+ */
+
+/* The reached split of token k (*left, *right) from the pairs of the table
+ * so far (above); 0 when merging never makes k.  w has 3 * len entries,
+ * heap 2 * len (len: k's bytes). */
+static int rk_reached_split(const bpe_ranks *r, uint32_t k, uint32_t *w,
+                            bpe__heap_entry *heap, uint32_t *left, uint32_t *right)
+{
+    const unsigned char *p = r->bytes + r->offsets[k];
+    size_t len = rk_len(r, k), i, n;
+    uint32_t *sym = w, *prio = w + len, *res = w + 2 * len;
+    for (i = 0; i < len; i++)
+        sym[i] = r->byte_part[p[i]];
+    if (len < BPE__MERGE_HEAP_THRESHOLD) {
+        for (i = 0; i + 1 < len; i++)
+            prio[i] = rk_pair_get(r, sym[i], sym[i + 1], &res[i]);
+        n = bpe__merge_short(rk_rule, r, sym, NULL, prio, res, len);
+    } else {
+        n = bpe__merge_heap(rk_rule, r, sym, NULL, prio, res, heap, len);
+    }
+    if (n != 2)
+        return 0;
+    *left = sym[0];
+    *right = sym[1];
+    return 1;
+}
+
+/* Fills the pair table with the reached splits of the tokens whose splits
+ * are w->found (grouped by token, shortest first). */
+static int rk_put_reached_pairs(bpe_ranks *r, const rk_splits *w)
+{
+    size_t i, j, tokens = 0, wlen = r->max_token_len + 1;
+    uint32_t *scratch = NULL, left, right;
+    bpe__heap_entry *heap = NULL;
+    int status;
+    for (i = 0; i < w->n_found; i += 3)
+        tokens += i == 0 || w->found[i + 2] != w->found[i - 1];
+    /* Compact slots when the priority (the result's ID) is the result
+     * itself and every part fits RK_CPART_BITS. */
+    if ((status = rk_alloc_pairs(r, tokens,
+                                 r->ids_are_indices &&
+                                 r->n_tokens + 256 <= (size_t)RK_CPART_MASK)) != BPE_OK)
+        return status;
+    scratch = malloc(3 * wlen * sizeof *scratch);
+    heap = malloc(2 * wlen * sizeof *heap);
+    if (!scratch || !heap) {
+        status = BPE_ENOMEM;
+        goto cleanup;
+    }
+    for (i = 0; i < w->n_found; i = j) {
+        uint32_t k = w->found[i + 2];
+        for (j = i; j < w->n_found && w->found[j + 2] == k; j += 3)
+            ;
+        if (rk_reached_split(r, k, scratch, heap, &left, &right))
+            rk_pair_put(r, left, right, r->ids[k], k);
+    }
+cleanup:
+    free(scratch);
+    free(heap);
+    return status;
+}
+
 static int rk_build_split_pairs(bpe_ranks *r)
 {
     size_t n = r->n_tokens, cap = rk_capacity(n), k, i;
@@ -678,15 +793,7 @@ static int rk_build_split_pairs(bpe_ranks *r)
         if (rk_len(r, w.order[k]) >= 2 &&
             (status = rk_walk_token(r, &w, w.order[k])) != BPE_OK)
             goto cleanup;
-    /* Compact slots when the priority (the result's ID) is the result
-     * itself and every part fits RK_CPART_BITS. */
-    if ((status = rk_alloc_pairs(r, w.n_found / 3,
-                                 r->ids_are_indices &&
-                                 n + 256 <= (size_t)RK_CPART_MASK)) != BPE_OK)
-        goto cleanup;
-    for (i = 0; i < w.n_found; i += 3)
-        rk_pair_put(r, w.found[i], w.found[i + 1], r->ids[w.found[i + 2]], w.found[i + 2]);
-    status = BPE_OK;
+    status = rk_put_reached_pairs(r, &w);
 cleanup:
     rk_splits_free(&w);
     free(tmp);

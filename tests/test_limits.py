@@ -6,7 +6,8 @@ split point of every token hashed both halves: a 100 KB token took 11.5 s).
 It is now linear in the total bytes of all tokens (csrc/ranks.c,
 rk_build_split_pairs); the tests time a 1 MB token and the growth from 1 MB
 to 2 MB, and check the pair table it builds against a direct count on
-vocabularies full of tokens nested in each other.
+vocabularies full of tokens nested in each other (one pair per token that
+merging makes, REACHED PAIRS in ranks.c).
 """
 import random
 import time
@@ -80,16 +81,31 @@ def test_long_tokens_with_nested_parts_encode_the_same(backend):
             assert enc.encode_ordinary(text) == python.encode_ordinary(text), text
 
 
+def naive_merge(piece, ranks):
+    """tiktoken's rule spelled out: join the adjacent pair whose bytes have
+    the lowest rank, leftmost on ties, until no joined pair is a token."""
+    parts = [piece[i:i + 1] for i in range(len(piece))]
+    while True:
+        joined = [(ranks[a + b], i) for i, (a, b) in enumerate(zip(parts, parts[1:])) if a + b in ranks]
+        if not joined:
+            return parts
+        i = min(joined)[1]
+        parts[i:i + 2] = [parts[i] + parts[i + 1]]
+
+
 def naive_pair_count(ranks):
-    """Entries of tiktoken's pair table: splits of a token into two parts
-    (a part is a token or any single byte)."""
-    def part(x):
-        return len(x) == 1 or x in ranks
-    return sum(1 for t in ranks for s in range(1, len(t)) if part(t[:s]) and part(t[s:]))
+    """Entries of tiktoken's pair table: one per token of two bytes or more
+    that merging its own bytes makes (csrc/ranks.c, REACHED PAIRS)."""
+    return sum(1 for t in ranks if len(t) >= 2 and naive_merge(t, ranks) == [t])
 
 
 @pytest.mark.parametrize("seed", range(30))
-def test_c_pair_table_is_every_split_into_two_parts(seed):
+def test_c_pair_table_keeps_the_split_each_token_is_made_by(seed):
+    # Random ranks (not trained), so many tokens are never made by merging
+    # and many are made by a split other than the first: the table keeps
+    # one pair per token made, and merges every piece as the rank dict does
+    # -- pieces of random bytes, the tokens themselves and tokens run
+    # together, looked up whole or merged (whole_piece=False).
     cranks = pytest.importorskip("pybpe.core.native.ranks")
     rng = random.Random(seed)
     alphabet = b"ab\xff" if seed % 2 else b"abc"
@@ -99,14 +115,19 @@ def test_c_pair_table_is_every_split_into_two_parts(seed):
         if rng.random() < 0.1:
             token = token * rng.randrange(2, 40)
         ranks.setdefault(token, len(ranks))
-    table = cranks.RankTable(list(ranks), list(ranks.values()))
-    assert table.pair_count == naive_pair_count(ranks)
+    tokens = list(ranks)
     python = pybpe.Encoding("p", pat_str=r"[\s\S]+", mergeable_ranks=ranks, special_tokens={},
                             backend="python")
-    for _ in range(50):
-        piece = bytes(rng.choice(alphabet) for _ in range(rng.randrange(1, 150)))
+    table = cranks.RankTable(tokens, list(ranks.values()))
+    assert table.pair_count == naive_pair_count(ranks) == python._table.pair_count
+    merging = cranks.RankTable(tokens, list(ranks.values()), whole_piece=False)
+    pieces = [bytes(rng.choice(alphabet) for _ in range(rng.randrange(1, 150))) for _ in range(50)]
+    pieces += tokens + [b"".join(rng.choice(tokens) for _ in range(rng.randrange(2, 6))) for _ in range(50)]
+    for piece in pieces:
         if all(bytes([b]) in ranks for b in piece):
             assert table.encode_piece(piece) == python._table.encode_piece(piece)
+            if len(piece) < 40:
+                assert merging.encode_piece(piece) == [ranks[p] for p in naive_merge(piece, ranks)]
 
 
 # -- patterns read from files run under a time bound -----------------------------------

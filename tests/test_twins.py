@@ -138,16 +138,35 @@ def test_encode_paths_agree_on_both_backends(ranks):
         ranks.RankTable([b"a", b"b"], [0, 70000]).encode_to_buffer(b"ab", preset, 2)
 
 
-def naive_pair_count(tokens):
-    """Splits of a token into two parts, a part being a token or one byte."""
-    def part(x):
-        return len(x) == 1 or x in tokens
-    return sum(1 for t in tokens for s in range(1, len(t)) if part(t[:s]) and part(t[s:]))
+def naive_merge(piece, rank):
+    """tiktoken's rule spelled out: join the adjacent pair whose bytes have
+    the lowest rank, leftmost on ties, until no joined pair is a token."""
+    parts = [piece[i:i + 1] for i in range(len(piece))]
+    while True:
+        joined = [(rank[a + b], i) for i, (a, b) in enumerate(zip(parts, parts[1:])) if a + b in rank]
+        if not joined:
+            return parts
+        i = min(joined)[1]
+        parts[i:i + 2] = [parts[i] + parts[i + 1]]
+
+
+def naive_pair_count(rank):
+    """One pair per token of two bytes or more that merging its own bytes
+    makes (the pair of that merge's last step)."""
+    return sum(1 for t in rank if len(t) >= 2 and naive_merge(t, rank) == [t])
 
 
 def test_pair_count_is_the_same_table_on_both_backends(ranks):
+    # One pair per token merging makes: "abc" is made by (ab, c), as a b c
+    # merges (a, b) first (rank 3 < 5), so its split (a, bc) is left out.
     tokens = [b"a", b"b", b"c", b"ab", b"abc", b"bc", b"\xff\xfe", b"ca"]
-    assert ranks.RankTable(tokens, range(len(tokens))).pair_count == naive_pair_count(tokens)
+    assert ranks.RankTable(tokens, range(len(tokens))).pair_count == 5
+    assert naive_pair_count(dict(zip(tokens, range(len(tokens))))) == 5
+    # "abcd" is never made: b c merges first and a bc d is stuck, so its one
+    # split (ab, cd) is left out too.
+    tokens = [b"a", b"b", b"c", b"d", b"bc", b"ab", b"cd", b"abcd"]
+    assert ranks.RankTable(tokens, range(len(tokens))).pair_count == 3
+    assert naive_pair_count(dict(zip(tokens, range(len(tokens))))) == 3
     merges = [(0, 1, 3), (3, 2, 4), (0, 1, 3), (1, 2, 5)]
     table = ranks.RankTable(tokens, range(len(tokens)), merges=merges, whole_piece=False)
     assert table.pair_count == 3  # a pair listed twice is one entry

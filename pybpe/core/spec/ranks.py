@@ -164,17 +164,16 @@ class RankTable:
     @property
     def pair_count(self):
         """Entries of the pair table csrc/ranks.c builds: with a merge list,
-        its distinct pairs; with tiktoken's rule, every split of a token into
-        two parts (a part is a token or any single byte).  Computed on
-        demand (O(L^2) per token of L bytes): the Python twin merges with
-        the rank dict, not a pair table."""
+        its distinct pairs; with tiktoken's rule, one per token of two bytes
+        or more that merging its own bytes makes (that merge's last pair,
+        the only one of the token's splits merging ever uses: ranks.c,
+        REACHED PAIRS).  Computed on demand (O(L^2) per token of L bytes):
+        the Python twin merges with the rank dict, not a pair table."""
         if self._pairs is not None:
             return len(self._pairs)
         encoder = self._encoder
-
-        def part(x):
-            return len(x) == 1 or x in encoder
-        return sum(1 for t in encoder for s in range(1, len(t)) if part(t[:s]) and part(t[s:]))
+        return sum(1 for t in encoder
+                   if len(t) >= 2 and merge_by_rank([t[i:i + 1] for i in range(len(t))], encoder.get) == [t])
 
     def new_cache(self, max_bytes):
         """None: this table's own dict serves every call (the C twin returns
