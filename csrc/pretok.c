@@ -71,6 +71,29 @@
  * mispredictions in the model, 3-6% slower measured.  (3) Without the
  * inline hint GCC kept pt_at and pt_lanes out of line, and pt_lanes tested
  * every class for every run: multilingual text 25% slower than before.
+ *
+ * The window (session 6).  Cutting many pieces per call (bpe__pretok_cut,
+ * which ranks.c's encode loop and bpe_pretok_split use) lets 64 bytes be
+ * classified at once into bit masks, shifted on 32 bytes at a time, and
+ * most ASCII pieces cut with a mask test or two and one count of trailing
+ * zeros (the section "Sixty-four bytes at once" says how; anything else
+ * goes to the scanners above).  make bench-pretok on 4 MB of each corpus,
+ * median MB/s by CPU time, base -> window, SSE2 (the portable build, with
+ * the compiler's count of trailing zeros, in brackets):
+ *     prose          gpt2 376 -> 446 (365 -> 386), cl100k 380 -> 455
+ *                    (373 -> 379), o200k 286 -> 389 (274 -> 318)
+ *     Python source  gpt2 369 -> 446, cl100k 341 -> 416, o200k 285 -> 366
+ *     multilingual   gpt2 312 -> 292, cl100k 397 -> 380, o200k 282 -> 262
+ *     CJK            gpt2 631 -> 568, cl100k 657 -> 604, o200k 531 -> 496
+ * Text of other scripts loses 5-10%: its ASCII pieces (spaces and marks
+ * between non-ASCII words) mostly end at a byte the window cannot judge.
+ * What lost: choosing the run's class and the prefix without branches
+ * (masks selected by arithmetic): gpt2 prose 460 -> 390, cl100k 515 ->
+ * 460 -- as in (1) above, the processor guesses the class right more often
+ * than not and runs ahead; a window classified anew for every ASCII piece
+ * of CJK and Korean text (multilingual 15-20% slower: it now starts only
+ * where eight ASCII bytes follow); the window's 64 bytes classified anew
+ * for every 32 bytes (half the classification instructions with the shift).
  * No NEON path: this machine has no ARM compiler to build or test one; the
  * portable path serves ARM.  The portable path is always built: the C
  * self-tests compile it beside the default one (BPE_PRETOK_PORTABLE,
@@ -406,16 +429,26 @@ static size_t pt_run_group(const unsigned char *t, size_t len, size_t pos, unsig
 
 /* gpt2:  '(?:[sdmt]|ll|ve|re) | ?\p{L}+ | ?\p{N}+ | ?[^\s\p{L}\p{N}]+ |
  *        \s+(?!\S) | \s+                                                  */
-static size_t pt_gpt2(const unsigned char *t, size_t len, size_t pos)
+/* gpt2's contractions (case-sensitive) at the apostrophe at pos: the end,
+ * or 0. */
+PT_INLINE size_t pt_gpt2_contraction(const unsigned char *t, size_t len, size_t pos)
 {
-    pt_char c0 = pt_at(t, len, pos);
-    if (c0.cp == '\'' && pos + 1 < len) {
+    if (pos + 1 < len) {
         unsigned char a = t[pos + 1], b = pos + 2 < len ? t[pos + 2] : 0;
         if (a == 's' || a == 'd' || a == 'm' || a == 't')
             return pos + 2;
         if ((a == 'l' && b == 'l') || (a == 'v' && b == 'e') || (a == 'r' && b == 'e'))
             return pos + 3;
     }
+    return 0;
+}
+
+static size_t pt_gpt2(const unsigned char *t, size_t len, size_t pos)
+{
+    pt_char c0 = pt_at(t, len, pos);
+    size_t a;
+    if (c0.cp == '\'' && (a = pt_gpt2_contraction(t, len, pos)) != 0)
+        return a;
     if (c0.cp == ' ' && c0.next < len) {
         pt_char c1 = pt_at(t, len, c0.next);
         if (c1.bit != M_SPACE) /* " ?" then a run of c1's class */
@@ -627,6 +660,386 @@ static size_t pt_o200k(const unsigned char *t, size_t len, size_t pos)
     return pt_numbers_marks_spaces(t, len, pos, c0, 1, 2);
 }
 
+/* ---- Sixty-four bytes at once: the window ----------------------------
+ *
+ * The scanners above decide one piece per call, classifying bytes as they
+ * go.  Cutting many pieces in a row (bpe__pretok_cut), the ASCII bytes of
+ * a window of 64 text bytes are classified once, into one bit mask per
+ * class (bit k: the byte at base + k), and each piece that starts in the
+ * first half of the window is cut with a few mask operations: its first
+ * byte's class picks the alternative, and the run it takes ends at the
+ * first byte outside the run's class (pt_stop: one count of trailing
+ * zeros).  The window moves on when a piece starts in its second half, so
+ * every piece sees at least 32 bytes ahead.  Anything the masks cannot
+ * settle returns 0 and goes to the general scanner above: a piece that
+ * starts at, or whose run stops at, a byte of 0x80 and up (a non-ASCII
+ * character may continue the run, or be a letter after a prefix), a run
+ * longer than the window, the end of the text (bytes past it are masked
+ * as 0x80 and up, so the end-of-text rules of the whitespace alternatives
+ * are the general scanner's), an apostrophe followed by a letter that no
+ * contraction takes (pt_contraction reads those bytes itself).  What the
+ * masks settle is exactly what the general scanner would return there:
+ * csrc/tests/test_pretok_paths.c compares the two on every class of run
+ * and at every offset, and tests/test_scanner_words.py compares them with
+ * the regex module. */
+
+/* The classes the masks keep.  Bits past the end of the text are in
+ * `high` only; "other" ([^\s\p{L}\p{N}] in ASCII) is what is in none. */
+typedef struct {
+    size_t base;          /* text offset of bit 0 */
+    uint64_t letter;      /* A-Z a-z */
+    uint64_t upper, lower; /* A-Z, a-z (o200k only) */
+    uint64_t number;      /* 0-9 */
+    uint64_t space;       /* \t-\r and space */
+    uint64_t newline;     /* \r \n (cl100k, o200k) */
+    uint64_t tail;        /* \r \n / (o200k: [\r\n/]* after punctuation) */
+    uint64_t high;        /* 0x80 and up, or past the end of the text */
+} pt_window;
+
+/* The index of the lowest set bit of x (x != 0): the compiler's count of
+ * trailing zeros where there is one, else a de Bruijn multiplication (the
+ * lowest bit times the constant puts a distinct pattern in the top six
+ * bits, which the table turns back into the index). */
+#if defined(__GNUC__) && !defined(BPE_PRETOK_PORTABLE)
+#define PT_BUILTIN_BITS 1
+#else
+static const unsigned char pt_debruijn[64] = {
+    0, 1, 48, 2, 57, 49, 28, 3, 61, 58, 50, 42, 38, 29, 17, 4, 62, 55, 59, 36, 53, 51,
+    43, 22, 45, 39, 33, 30, 24, 18, 12, 5, 63, 47, 56, 27, 60, 41, 37, 16, 54, 35, 52, 21,
+    44, 32, 23, 11, 46, 26, 40, 15, 34, 20, 31, 10, 25, 14, 19, 9, 13, 8, 7, 6};
+#define PT_DEBRUIJN UINT64_C(0x03F79D71B4CB0A89)
+#endif
+
+PT_INLINE unsigned pt_ctz64(uint64_t x)
+{
+#ifdef PT_BUILTIN_BITS
+    return (unsigned)__builtin_ctzll(x);
+#else
+    return pt_debruijn[((x & (0 - x)) * PT_DEBRUIJN) >> 58];
+#endif
+}
+
+/* The index of the highest set bit of x (x != 0). */
+PT_INLINE unsigned pt_top64(uint64_t x)
+{
+#ifdef PT_BUILTIN_BITS
+    return 63 - (unsigned)__builtin_clzll(x);
+#else
+    x |= x >> 1;
+    x |= x >> 2;
+    x |= x >> 4;
+    x |= x >> 8;
+    x |= x >> 16;
+    x |= x >> 32;
+    return pt_debruijn[((x ^ (x >> 1)) * PT_DEBRUIJN) >> 58];
+#endif
+}
+
+/* The first bit from `from` (< 64) on that is not in `in`, or 64. */
+PT_INLINE unsigned pt_stop(uint64_t in, unsigned from)
+{
+    uint64_t out = ~in & (~(uint64_t)0 << from);
+    return out ? pt_ctz64(out) : 64;
+}
+
+/* Bit k of a set of lanes (pt_lanes) for byte k, in the low 8 bits: lane
+ * k's bit 7 moved to bit 8k, then multiplied to bit 56 + k (the partial
+ * products never meet, so nothing carries). */
+PT_INLINE uint64_t pt_pack(uint64_t lanes)
+{
+    return ((lanes >> 7) * UINT64_C(0x0102040810204080)) >> 56;
+}
+
+#ifdef PT_SSE2
+PT_INLINE __m128i pt_sse_range(__m128i v, char lo, char hi)
+{
+    return _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8((char)(lo - 1))),
+                         _mm_cmplt_epi8(v, _mm_set1_epi8((char)(hi + 1))));
+}
+
+PT_INLINE uint64_t pt_sse_bits(__m128i m)
+{
+    return (uint64_t)(unsigned)_mm_movemask_epi8(m);
+}
+#endif
+
+/* Classifies the 32 bytes p[0..32) (all readable) into bits at..at + 31
+ * of w's masks (zero there before), keeping the classes `pattern` needs (a
+ * constant wherever this is inlined). */
+PT_INLINE void pt_classify(pt_window *w, const unsigned char *p, unsigned at, int pattern)
+{
+    int k;
+#ifdef PT_SSE2
+    for (k = 0; k < 2; k++, at += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * k));
+        __m128i nl = _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\n')),
+                                  _mm_cmpeq_epi8(v, _mm_set1_epi8('\r')));
+        w->high |= pt_sse_bits(v) << at;
+        w->number |= pt_sse_bits(pt_sse_range(v, '0', '9')) << at;
+        w->space |= pt_sse_bits(_mm_or_si128(pt_sse_range(v, '\t', '\r'),
+                                             _mm_cmpeq_epi8(v, _mm_set1_epi8(' ')))) << at;
+        if (pattern == BPE_PRETOK_O200K) {
+            uint64_t upper = pt_sse_bits(pt_sse_range(v, 'A', 'Z')) << at;
+            uint64_t lower = pt_sse_bits(pt_sse_range(v, 'a', 'z')) << at;
+            w->upper |= upper;
+            w->lower |= lower;
+            w->letter |= upper | lower;
+            w->tail |= pt_sse_bits(_mm_or_si128(nl, _mm_cmpeq_epi8(v, _mm_set1_epi8('/')))) << at;
+        } else {
+            w->letter |= pt_sse_bits(pt_sse_range(_mm_or_si128(v, _mm_set1_epi8(0x20)), 'a', 'z')) << at;
+        }
+        if (pattern != BPE_PRETOK_GPT2)
+            w->newline |= pt_sse_bits(nl) << at;
+    }
+#else
+    for (k = 0; k < 4; k++, at += 8) {
+        uint64_t v = pt_load(p + 8 * k, 8), x = v & ~PT_HIGH;
+        uint64_t nl = (pt_range(x, '\n', '\n') | pt_range(x, '\r', '\r')) & ~v;
+        w->high |= pt_pack(v & PT_HIGH) << at;
+        w->number |= pt_pack(pt_lanes(v, M_NUMBER)) << at;
+        w->space |= pt_pack(pt_lanes(v, M_SPACE)) << at;
+        if (pattern == BPE_PRETOK_O200K) {
+            uint64_t upper = pt_pack(pt_lanes(v, PT_BIT(PT_UPPER))) << at;
+            uint64_t lower = pt_pack(pt_lanes(v, PT_BIT(PT_LOWER))) << at;
+            w->upper |= upper;
+            w->lower |= lower;
+            w->letter |= upper | lower;
+            w->tail |= pt_pack(nl | (pt_range(x, '/', '/') & ~v)) << at;
+        } else {
+            w->letter |= pt_pack(pt_lanes(v, M_LETTER)) << at;
+        }
+        if (pattern != BPE_PRETOK_GPT2)
+            w->newline |= pt_pack(nl) << at;
+    }
+#endif
+}
+
+/* Classifies the 32 text bytes from offset off (which may reach past the
+ * end) into bits at..at + 31.  Near the end the bytes are copied into a
+ * block padded with 0x80, which stops every ASCII run and sends the piece
+ * to the general scanner. */
+PT_INLINE void pt_half(pt_window *w, const unsigned char *t, size_t len, size_t off,
+                       unsigned at, int pattern)
+{
+    if (off < len && len - off >= 32) {
+        pt_classify(w, t + off, at, pattern);
+    } else {
+        unsigned char block[32];
+        memset(block, 0x80, sizeof block);
+        if (off < len)
+            memcpy(block, t + off, len - off);
+        pt_classify(w, block, at, pattern);
+    }
+}
+
+/* Moves the window so that pos (>= w->base) is in its first half: by 32
+ * bytes when pos is in its second half (the second half's masks become
+ * the first's, and only 32 new bytes are classified), else to pos. */
+PT_INLINE void pt_advance(pt_window *w, const unsigned char *t, size_t len, size_t pos,
+                          int pattern)
+{
+    unsigned at = 32;
+    if (pos - w->base < 64) {
+        w->base += 32;
+        w->letter >>= 32, w->upper >>= 32, w->lower >>= 32, w->number >>= 32;
+        w->space >>= 32, w->newline >>= 32, w->tail >>= 32, w->high >>= 32;
+    } else {
+        w->base = pos;
+        w->letter = w->upper = w->lower = w->number = 0;
+        w->space = w->newline = w->tail = w->high = 0;
+        pt_half(w, t, len, pos, 0, pattern);
+    }
+    pt_half(w, t, len, w->base + 32, at, pattern);
+}
+
+/* The end of a run of class `cls`'s coarse set (pt_group) whose first
+ * byte outside the window's ASCII run is bit e: there, unless that is past
+ * the window or a byte of 0x80 and up -- then the run goes on through the
+ * general pt_run (a non-ASCII letter continues a letter run; past the end
+ * of the text it stops at once). */
+PT_INLINE size_t pt_run_end(const pt_window *w, const unsigned char *t, size_t len, unsigned e,
+                            unsigned cls)
+{
+    if (e < 64 && !(w->high >> e & 1))
+        return w->base + e;
+    return pt_run_group(t, len, w->base + e, cls);
+}
+
+/* The whitespace alternatives on an ASCII run from bit i that does not
+ * reach the end of the text (pt_spaces, newline_rule 0/1/2: on such a run
+ * rules 1 and 2 agree). */
+PT_INLINE size_t pt_fast_spaces(const pt_window *w, unsigned i, int newline_rule)
+{
+    unsigned e = pt_stop(w->space, i);
+    uint64_t newlines;
+    if (e >= 64 || (w->high >> e & 1))
+        return 0;
+    newlines = newline_rule ? w->newline & (~(uint64_t)0 << i) & ~(~(uint64_t)0 << e) : 0;
+    if (newlines)
+        return w->base + pt_top64(newlines) + 1;
+    return w->base + (e - i >= 2 ? e - 1 : e);
+}
+
+/* gpt2 at pos (ASCII byte b, pos - w->base < 32): the end, or 0.  A
+ * space before a letter, digit or mark is its " ?" prefix. */
+PT_INLINE size_t pt_fast_gpt2(const pt_window *w, const unsigned char *t, size_t len, size_t pos,
+                              unsigned char b)
+{
+    unsigned i = (unsigned)(pos - w->base), from = i;
+    uint64_t other = ~(w->letter | w->number | w->space | w->high);
+    size_t a;
+    if (b == '\'' && (a = pt_gpt2_contraction(t, len, pos)) != 0)
+        return a;
+    if (b == ' ' && !((w->space | w->high) >> (i + 1) & 1))
+        from = i + 1;
+    if (w->letter >> from & 1)
+        return pt_run_end(w, t, len, pt_stop(w->letter, from + 1), PT_LOWER);
+    if (w->number >> from & 1)
+        return pt_run_end(w, t, len, pt_stop(w->number, from + 1), PT_NUMBER);
+    if (other >> from & 1)
+        return pt_run_end(w, t, len, pt_stop(other, from + 1), PT_OTHER);
+    return pt_fast_spaces(w, i, 0);
+}
+
+/* What cl100k and o200k share after their letter alternatives, on ASCII:
+ * \p{N}{1,3}, ' '?[^\s\p{L}\p{N}]+ then [\r\n]* (o200k: [\r\n/]*, slash_too),
+ * and the whitespace rules. */
+PT_INLINE size_t pt_fast_after_letters(const pt_window *w, const unsigned char *t, size_t len,
+                                       unsigned i, unsigned char b, int slash_too)
+{
+    uint64_t bit = (uint64_t)1 << i, other = ~(w->letter | w->number | w->space | w->high);
+    unsigned from = i, e;
+    if (w->number & bit) {
+        e = pt_stop(w->number, i + 1);
+        if (e - i >= 3)
+            return w->base + i + 3;
+        if (e < 64 && !(w->high >> e & 1))
+            return w->base + e;
+        return pt_run_max(t, len, w->base + e, M_NUMBER, 3 - (e - i));
+    }
+    if (w->high >> (i + 1) & 1)
+        return 0; /* b may be the prefix of a letter beyond ASCII */
+    if (b == ' ' && (other >> (i + 1) & 1))
+        from = i + 1;
+    if (other >> from & 1) {
+        size_t end = pt_run_end(w, t, len, pt_stop(other, from + 1), PT_OTHER);
+        if (end - w->base < 64) {
+            e = pt_stop(slash_too ? w->tail : w->newline, (unsigned)(end - w->base));
+            if (e < 64)
+                return w->base + e;
+            end = w->base + 64;
+        }
+        while (end < len && (t[end] == '\r' || t[end] == '\n' || (slash_too && t[end] == '/')))
+            end++;
+        return end;
+    }
+    return pt_fast_spaces(w, i, 1);
+}
+
+/* cl100k at pos (ASCII byte b, pos - w->base < 32): the end, or 0. */
+PT_INLINE size_t pt_fast_cl100k(const pt_window *w, const unsigned char *t, size_t len,
+                                size_t pos, unsigned char b)
+{
+    unsigned i = (unsigned)(pos - w->base);
+    size_t a;
+    if (b == '\'' && (a = pt_contraction(t, len, pos)) != 0)
+        return a;
+    if (w->letter >> i & 1)
+        return pt_run_end(w, t, len, pt_stop(w->letter, i + 1), PT_LOWER);
+    if ((w->letter >> (i + 1) & 1) && !((w->number | w->newline) >> i & 1))
+        return pt_run_end(w, t, len, pt_stop(w->letter, i + 2), PT_LOWER); /* a prefix */
+    return pt_fast_after_letters(w, t, len, i, b, 0);
+}
+
+/* o200k at pos (ASCII byte b, pos - w->base < 32): the end, or 0.  On
+ * ASCII its letter alternatives take the upper-case run and the lower-case
+ * run after it (pt_o200k_ascii says why), then perhaps a contraction. */
+PT_INLINE size_t pt_fast_o200k(const pt_window *w, const unsigned char *t, size_t len,
+                               size_t pos, unsigned char b)
+{
+    unsigned i = (unsigned)(pos - w->base), s, u, e;
+    size_t end;
+    if (w->letter >> i & 1)
+        s = i;
+    else if ((w->letter >> (i + 1) & 1) && !((w->number | w->newline) >> i & 1))
+        s = i + 1; /* a prefix, then letters */
+    else
+        return pt_fast_after_letters(w, t, len, i, b, 1);
+    u = pt_stop(w->upper, s);
+    if (u >= 64 || (e = pt_stop(w->lower, u)) >= 64 || (w->high >> e & 1))
+        return 0; /* the general scanner, for what may continue the runs */
+    end = w->base + e;
+    if (end < len && t[end] == '\'') {
+        size_t c = pt_contraction(t, len, end);
+        if (c)
+            return c;
+    }
+    return end;
+}
+
+/* Whether the piece at pos (an ASCII byte) goes to the window, moving it
+ * on when pos is past its first half.  Past the whole window, the window
+ * is classified anew only when the next eight bytes are ASCII: in text of
+ * other scripts (CJK, Korean, Cyrillic) the ASCII pieces are spaces and
+ * punctuation between non-ASCII words, and a new window for each cost
+ * more than the general scanner (multilingual text 15-20% slower). */
+PT_INLINE int pt_use_window(pt_window *w, const unsigned char *t, size_t len, size_t pos,
+                            int pattern)
+{
+    size_t d = pos - w->base;
+    if (d < 32)
+        return 1;
+    if (d >= 64 && (len - pos < 8 || (pt_load(t + pos, 8) & PT_HIGH)))
+        return 0;
+    pt_advance(w, t, len, pos, pattern);
+    return 1;
+}
+
+/* Cuts up to max pieces from pos with `pattern` (a constant wherever this
+ * is inlined): the window where it can decide, the general scanner where
+ * it cannot. */
+PT_INLINE size_t pt_cut(int pattern, const unsigned char *t, size_t len, size_t pos,
+                        size_t *ends, size_t max)
+{
+    pt_window w;
+    size_t n = 0;
+    w.base = pos - 64; /* (modulo SIZE_MAX + 1: the first advance goes to pos) */
+    pt_advance(&w, t, len, pos, pattern);
+    while (n < max && pos < len) {
+        unsigned char b = t[pos];
+        size_t end = 0;
+        if (b < 0x80 && pt_use_window(&w, t, len, pos, pattern)) {
+            end = pattern == BPE_PRETOK_GPT2     ? pt_fast_gpt2(&w, t, len, pos, b)
+                  : pattern == BPE_PRETOK_CL100K ? pt_fast_cl100k(&w, t, len, pos, b)
+                                                 : pt_fast_o200k(&w, t, len, pos, b);
+        }
+        if (!end)
+            end = pattern == BPE_PRETOK_GPT2     ? pt_gpt2(t, len, pos)
+                  : pattern == BPE_PRETOK_CL100K ? pt_cl100k(t, len, pos)
+                                                 : pt_o200k(t, len, pos);
+        ends[n++] = end;
+        pos = end;
+    }
+    return n;
+}
+
+size_t bpe__pretok_cut(int pattern, const unsigned char *text, size_t len, size_t pos,
+                       size_t *ends, size_t max)
+{
+    if (!text || !ends || pos >= len)
+        return 0;
+    switch (pattern) {
+    case BPE_PRETOK_GPT2:
+        return pt_cut(BPE_PRETOK_GPT2, text, len, pos, ends, max);
+    case BPE_PRETOK_CL100K:
+        return pt_cut(BPE_PRETOK_CL100K, text, len, pos, ends, max);
+    case BPE_PRETOK_O200K:
+        return pt_cut(BPE_PRETOK_O200K, text, len, pos, ends, max);
+    default:
+        return 0;
+    }
+}
+
 size_t bpe_pretok_next(int pattern, const unsigned char *text, size_t len,
                        size_t pos)
 {
@@ -654,13 +1067,5 @@ void bpe_pretok_classes(unsigned long first, size_t n, unsigned char *out)
 size_t bpe_pretok_split(int pattern, const unsigned char *text, size_t len,
                         size_t *ends)
 {
-    size_t pos = 0, n = 0;
-    while (pos < len) {
-        size_t end = bpe_pretok_next(pattern, text, len, pos);
-        if (end <= pos)
-            return 0;
-        ends[n++] = end;
-        pos = end;
-    }
-    return n;
+    return bpe__pretok_cut(pattern, text, len, 0, ends, len);
 }

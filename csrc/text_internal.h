@@ -26,6 +26,16 @@
 #include "internal.h"
 #include "text.h"
 
+/* ---- Pre-tokenizers ------------------------------------------------------ */
+
+/* Cuts text[pos..len) with `pattern` (BPE_PRETOK_*), as bpe_pretok_next
+ * piece after piece would, into at most max pieces: writes the end offset
+ * of each to ends and returns their number, 0 for an unknown pattern or
+ * pos >= len.  Many pieces per call let pretok.c classify 64 bytes at once
+ * and keep the call off the per-piece path (ranks.c's encode loop). */
+size_t bpe__pretok_cut(int pattern, const unsigned char *text, size_t len, size_t pos,
+                       size_t *ends, size_t max);
+
 /* ---- UTF-8 ------------------------------------------------------------ */
 
 /* Byte length of the UTF-8 sequence that starts with lead byte b (for

@@ -31,6 +31,9 @@
 #define bpe_pretok_next portable_pretok_next
 #define bpe_pretok_split portable_pretok_split
 #define bpe_pretok_classes portable_pretok_classes
+#define bpe__pretok_cut portable_pretok_cut
+size_t portable_pretok_cut(int pattern, const unsigned char *text, size_t len, size_t pos,
+                           size_t *ends, size_t max);
 size_t portable_pretok_next(int pattern, const unsigned char *text, size_t len, size_t pos);
 size_t portable_pretok_split(int pattern, const unsigned char *text, size_t len, size_t *ends);
 void portable_pretok_classes(unsigned long first, size_t n, unsigned char *out);
@@ -38,14 +41,27 @@ void portable_pretok_classes(unsigned long first, size_t n, unsigned char *out);
 #undef bpe_pretok_next
 #undef bpe_pretok_split
 #undef bpe_pretok_classes
+#undef bpe__pretok_cut
 
 #define MAX_TEXT 400
 
+/* The general scanner alone, one bpe_pretok_next call per piece (no
+ * window): what the window's cuts must equal. */
+static size_t one_by_one(size_t (*next)(int, const unsigned char *, size_t, size_t), int mode,
+                         const unsigned char *text, size_t len, size_t *ends)
+{
+    size_t pos = 0, n = 0;
+    while (pos < len && (pos = next(mode, text, len, pos)) != 0)
+        ends[n++] = pos;
+    return n;
+}
+
 /* Both copies cut text[0..len), copied to the end of an exact allocation,
- * the same way, into pieces that tile it. */
+ * the same way, into pieces that tile it, and each copy's window
+ * (bpe_pretok_split) cuts as its general scanner does piece by piece. */
 static void same_cuts(const unsigned char *text, size_t len)
 {
-    static size_t ends[MAX_TEXT + 1], portable[MAX_TEXT + 1];
+    static size_t ends[MAX_TEXT + 1], portable[MAX_TEXT + 1], general[MAX_TEXT + 1];
     unsigned char *buf = malloc(len ? len : 1); /* exactly the text */
     size_t n, m, k;
     int mode;
@@ -57,6 +73,10 @@ static void same_cuts(const unsigned char *text, size_t len)
         n = bpe_pretok_split(mode, buf, len, ends);
         m = portable_pretok_split(mode, buf, len, portable);
         CHECK(n == m && memcmp(ends, portable, n * sizeof *ends) == 0);
+        CHECK(one_by_one(bpe_pretok_next, mode, buf, len, general) == n &&
+              memcmp(ends, general, n * sizeof *ends) == 0);
+        CHECK(one_by_one(portable_pretok_next, mode, buf, len, general) == m &&
+              memcmp(portable, general, m * sizeof *ends) == 0);
         CHECK(len == 0 ? n == 0 : n > 0 && ends[n - 1] == len);
         for (k = 1; k < n; k++)
             CHECK(ends[k] > ends[k - 1]);
@@ -91,6 +111,10 @@ static void test_runs(void)
                 }
                 same_cuts(text, len);
                 same_cuts(text + strlen(lead), len - strlen(lead));
+                /* after eight ASCII bytes, where the window starts */
+                memmove(text + 8, text + strlen(lead), len - strlen(lead));
+                memcpy(text, "(window ", 8);
+                same_cuts(text, len - strlen(lead) + 8);
             }
 }
 
@@ -98,7 +122,8 @@ static void test_random(void)
 {
     /* runs of random length of random units, seeded */
     static const char *units[] = {"a", "Q", "s", "L", " ", "\t", "\n", "\r", "0", ".", "'", "/",
-                                  "\xc3\xa9", "\xe3\x80\x80", "\xcc\x81", "\xc2\x85", "\xf0\x9f\x99\x82"};
+                                  "\xc3\xa9", "\xe3\x80\x80", "\xcc\x81", "\xc2\x85", "\xf0\x9f\x99\x82",
+                                  "d", "T", "ll", "vE", "re", "m", "\xc5\xbf", "7", "\r\n", "Ab", "(", "\xd9\xa3"};
     const size_t n_units = sizeof units / sizeof units[0];
     unsigned char text[MAX_TEXT];
     uint64_t seed = 2024;
