@@ -126,7 +126,8 @@
  *     a million spaces are a million IDs there: ~17 ms, building the list.
  *     Other long pieces (random letters, long CJK sentences) are merged in
  *     windows whose meeting parts are checked (rk_merge_windows, with the
- *     proof): 1 MB of random letters ~260 -> ~76 ms (cl100k).
+ *     proof): 1 MB of random letters ~260 -> ~76 ms (cl100k); windows that
+ *     end where the bytes are least eager to merge (rk_window_end): ~42 ms.
  */
 #include <assert.h>
 #include <stdlib.h>
@@ -1228,14 +1229,83 @@ static size_t rk_part_len(const bpe_ranks *r, uint32_t k)
  * (perf, cl100k): rk_pair_get ~29% and the short loop ~28% -- random
  * letters are ~1.85 bytes per token, so ~460,000 merges per MB, each asking
  * the pair table (4 MB) about its new neighbours, a cache miss when the
- * filter lets the question through.  A merge-free method (longest tokens
- * checked by the test of (2), as GitHub's bpe crate does) would be needed
- * for the 10 ms of issue 13; dead end here: rk_pair_get inlined into the
- * loop (no change).
+ * filter lets the question through.  Dead end: rk_pair_get inlined into
+ * the loop (no change).
+ *
+ * Where a window ends (rk_window_end) turned out to matter more: a window
+ * cut at a fixed width splits a part often, the test then fails and the
+ * window is merged again.  Ending it between the two bytes least eager to
+ * merge (of the last nine places) took 1 MB of random letters, NumPy
+ * output, CPU best of 5, four alternating processes each against the build
+ * before: cl100k ~62 -> ~42 ms, gpt2 ~48 -> ~36 ms, o200k ~70 -> ~50 ms
+ * (about 1 window in 10 is merged twice now).  Windows of 12 to 32 bytes
+ * then measure the same (24 kept).  Dead ends, measured the same way:
+ *   - A merge-free method, as GitHub's bpe crate does it: at each position
+ *     the longest token, tested against the part before it by (2) without
+ *     merging (for parts whose merges rise in priority all the way down,
+ *     the test is a walk down x's right and y's left halves, a pair
+ *     question per step), the next shorter token when it fails, and a
+ *     position from which nothing passes marked dead for good (the parts
+ *     before any position are unique, by (2)), so it stays linear and
+ *     exact.  It ran ~2x slower than these windows (cl100k ~120 ms): the
+ *     longest token is wrong at ~1 position in 4 (~160,000 dead positions
+ *     per MB), and each test is a chain of dependent cache misses (pair
+ *     table, the per-call memos of splits and answers, token lengths).
+ *   - A per-call memo of pair answers in front of the pair table for the
+ *     windows' merges (direct-mapped, up to 32,768 slots): ~5% before the
+ *     cuts moved, nothing after.
+ * What limits it now (perf, cl100k): the short loop's rescans and its
+ * pair-table questions (the filter's and the table's cache lines), ~460,000
+ * merges per MB; the 10 ms of issue 13 would need most merges answered
+ * from the core's first-level cache.
  */
-#define RK_WINDOW 32
+#define RK_WINDOW 24
 #define RK_WINDOW_MAX (BPE__MERGE_HEAP_THRESHOLD - 1)
 #define RK_GIVE_UP 1  /* rk_merge_windows: take the heap instead */
+/* A window ends within this many bytes before RK_WINDOW (rk_window_end). */
+#define RK_CUT_SPAN 8
+
+/* The priority of the two bytes a, b as a pair (RK_NONE when none). */
+static uint32_t rk_byte_pair_prio(const bpe_ranks *r, unsigned char a, unsigned char b)
+{
+    uint32_t merged;
+    if (r->byte_pairs)
+        return r->byte_pairs[(size_t)a << 8 | b].prio;
+    return rk_pair_get(r, r->byte_part[a], r->byte_part[b], &merged);
+}
+
+/* Where the window starting at pos ends (pos < len).  A window's last
+ * part is only a guess (the bytes after it are missing), and a guess the
+ * test of (2) rejects costs a second merge of the window; so the window
+ * ends between the two bytes least eager to merge -- the highest priority
+ * of the last RK_CUT_SPAN + 1 places before a character's first byte, the
+ * last of equals -- where a part is least likely to straddle the cut.
+ * (1 MB of random letters, cl100k: ending at a fixed RK_WINDOW bytes, ~a
+ * third of the windows were merged twice, now ~1 in 10.)  Any end is
+ * exact; this one is cheap: the byte-pair array, in cache. */
+static size_t rk_window_end(const bpe_ranks *r, const unsigned char *p, size_t pos,
+                            size_t len)
+{
+    size_t stop = pos + RK_WINDOW, q, best = 0;
+    uint32_t highest = 0;
+    if (stop >= len)
+        return len;
+    for (q = stop - RK_CUT_SPAN; q <= stop; q++) {
+        uint32_t prio;
+        if ((p[q] & 0xc0) == 0x80)
+            continue; /* inside a character */
+        prio = rk_byte_pair_prio(r, p[q - 1], p[q]);
+        if (best == 0 || prio >= highest) {
+            highest = prio;
+            best = q;
+        }
+    }
+    if (best != 0)
+        return best;
+    while (stop > pos + 1 && (p[stop] & 0xc0) == 0x80)
+        stop--; /* no character starts there: end before one further back */
+    return stop;
+}
 
 /* Whether parts x then y, covering p[a..b) then p[b..c), are what p[a..c)
  * merges to alone (the test of (2) above); -1 when p[a..c) is too long
@@ -1261,12 +1331,7 @@ static int rk_merge_windows(const bpe_ranks *r, const unsigned char *p, size_t l
     uint32_t *ends = s->next;
     size_t k = 0, pos = 0, i;
     while (pos < len) {
-        size_t stop = pos + RK_WINDOW, start = pos, m, at;
-        if (stop >= len)
-            stop = len;
-        else
-            while (stop > pos + 1 && (p[stop] & 0xc0) == 0x80)
-                stop--; /* end windows before a character's first byte */
+        size_t stop = rk_window_end(r, p, pos, len), start = pos, m, at;
         for (;;) {
             int pass;
             if (stop - start > RK_WINDOW_MAX)

@@ -274,3 +274,61 @@ def test_random_vocab_hypothesis(ranks, merges, runs):
         backends_to_check = BACKENDS
     for backend in backends_to_check:
         assert _encoding(ranks, backend, merges=merges)._table.encode_piece(piece) == want, backend
+
+
+# -- windows: where they end, and many random long pieces ------------------
+
+@pytest.mark.parametrize("name", ["gpt2", "cl100k_base", "o200k_base"])
+def test_random_letters_many_seeds(name):
+    # Long pieces without runs go to the windows (csrc/ranks.c:
+    # rk_merge_windows), which end where a part is least likely to straddle
+    # the cut (rk_window_end): every seed and length moves the cuts.
+    table, tik = _table(name, FASTEST), _tik(name)
+    alphabets = ["abcdefghijklmnopqrstuvwxyz", "etaoinshr", "ab", "qxzjkv", "abcdefghijklmnopqrstuvwxyz"
+                 "ABCDEFGHIJKLMNOPQRSTUVWXYZ"]
+    for seed in range(60):
+        rng = random.Random(seed)
+        letters = alphabets[seed % len(alphabets)]
+        n = rng.choice((100, 101, 123, 250, 999, 2048, rng.randrange(100, 6000)))
+        piece = "".join(rng.choice(letters) for _ in range(n)).encode()
+        assert table.encode_piece(piece) == tik(piece), (name, seed, n)
+    rng = random.Random(name)
+    for n in (40, 99, 100, 401):  # CJK: windows end before a character
+        start = rng.randrange(0, 200)
+        piece = (CJK * 60)[start:start + n].encode()
+        assert table.encode_piece(piece) == tik(piece), (name, start, n)
+
+
+def test_window_end_is_the_least_eager_place():
+    # The Python twin's rule for where a window ends (csrc/ranks.c's
+    # rk_window_end does the same): among the places WINDOW - _CUT_SPAN ..
+    # WINDOW that start a character, the pair of bytes with the highest
+    # priority (none: highest), the last of equals.
+    ranks = {bytes([b]): b for b in range(256)}
+    ranks.update({b"aa": 299, b"ab": 300, b"ba": 301, b"bc": 400, b"ca": 302})
+    rule_of = _encoding(ranks, "python")._table._rule
+    n = spec_merge.WINDOW
+    piece = b"ab" * n  # pairs ab (300) and ba (301): the last "ba" wins
+    parts = [bytes([b]) for b in piece]
+    end = spec_merge._window_end(piece, parts, rule_of, 0)
+    assert piece[end - 1:end + 1] == b"ba" and n - spec_merge._CUT_SPAN <= end <= n
+    assert max(q for q in range(n - spec_merge._CUT_SPAN, n + 1) if piece[q - 1:q + 1] == b"ba") == end
+    piece = b"a" * (n - 3) + b"bc" + b"a" * n  # "bc" (400) beats the rest
+    assert spec_merge._window_end(piece, [bytes([b]) for b in piece], rule_of, 0) == n - 2
+    piece = b"a" * (n - 5) + b"xy" + b"a" * n  # "ax", "xy", "ya": no pairs, highest of all
+    assert spec_merge._window_end(piece, [bytes([b]) for b in piece], rule_of, 0) == n - 3
+    piece = "あ".encode() * n  # only character starts: a multiple of 3
+    assert spec_merge._window_end(piece, [bytes([b]) for b in piece], rule_of, 0) % 3 == 0
+    assert spec_merge._window_end(b"ab" * 5, [bytes([b]) for b in b"ab" * 5], rule_of, 0) == 10
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ranks=_random_vocab(), data=st.data())
+def test_random_vocab_windows_hypothesis(ranks, data):
+    # Pieces of many runs (the windows, not the run engine) under rank files
+    # in any order, against the plain heap.
+    n = data.draw(st.integers(100, 500))
+    piece = bytes(data.draw(st.lists(st.sampled_from(b"ab "), min_size=n, max_size=n)))
+    want = _oracle(piece, ranks)
+    for backend in BACKENDS:
+        assert _encoding(ranks, backend)._table.encode_piece(piece) == want, backend

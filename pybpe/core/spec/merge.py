@@ -326,18 +326,44 @@ def merge_runs(parts, rule):
     return out
 
 
-# Long pieces of many runs are merged in windows of WINDOW bytes, each on the
-# short loop (csrc/ranks.c: RK_WINDOW, RK_WINDOW_MAX, rk_merge_windows).
-WINDOW = 32
+# Long pieces of many runs are merged in windows of up to WINDOW bytes, each
+# on the short loop (csrc/ranks.c: RK_WINDOW, RK_CUT_SPAN, RK_WINDOW_MAX,
+# rk_window_end, rk_merge_windows).
+WINDOW = 24
+_CUT_SPAN = 8
 _WINDOW_MAX = HEAP_THRESHOLD - 1
+
+
+def _window_end(piece, parts, rule, pos):
+    # Where the window from `pos` ends: among the last _CUT_SPAN + 1 places
+    # up to pos + WINDOW that start a character, the one whose two bytes
+    # have the highest priority as a pair (no pair: highest of all), the
+    # last of equals -- a part is least likely to straddle it, so the test
+    # at the cut fails least often.
+    n, stop = len(piece), pos + WINDOW
+    if stop >= n:
+        return n
+    best, highest = None, None
+    for q in range(stop - _CUT_SPAN, stop + 1):
+        if piece[q] & 0xC0 == 0x80:
+            continue  # inside a character
+        found = rule(parts[q - 1], parts[q])
+        priority = _NO_PRIORITY if found is None else found[0]
+        if best is None or priority >= highest:
+            best, highest = q, priority
+    if best is not None:
+        return best
+    while stop > pos + 1 and piece[stop] & 0xC0 == 0x80:
+        stop -= 1  # no character starts there: end before one further back
+    return stop
 
 
 def merge_windows(piece, parts, rule, merge, width):
     # The parts of `piece` (bytes; parts[i] is the starting part of byte i)
     # merged window by window, or None when a window outgrew the short loop
     # (the caller then takes merge_heap).  Same steps as csrc/ranks.c's
-    # rk_merge_windows, where the proof is: windows of WINDOW bytes (ending
-    # before a UTF-8 continuation byte), each merged alone by `merge` (the
+    # rk_merge_windows, where the proof is: windows of up to WINDOW bytes
+    # (ending where _window_end says), each merged alone by `merge` (the
     # short loop); where two windows meet, the last committed part and the
     # window's first must merge, alone, to themselves -- else the last
     # committed part goes back into the window.  `width(part)` is the number
@@ -353,12 +379,7 @@ def merge_windows(piece, parts, rule, merge, width):
         return merge(parts[a:c]) == [x, y]
 
     while pos < n:
-        stop, start = pos + WINDOW, pos
-        if stop >= n:
-            stop = n
-        else:
-            while stop > pos + 1 and piece[stop] & 0xC0 == 0x80:
-                stop -= 1  # end windows before a character's first byte
+        stop, start = _window_end(piece, parts, rule, pos), pos
         while True:
             if stop - start > _WINDOW_MAX:
                 return None
