@@ -205,6 +205,15 @@ typedef struct {
  * two).  o200k on prose, interleaved A/B: 4, 8 and 16 bits all the same
  * within noise; 8 keeps false positives near one in eight. */
 #define RK_PAIR_FILTER_BITS 8
+/* Bits of the token filter per token (rounded up likewise).  It is asked
+ * only by pieces the piece cache does not know, a few in a hundred, so its
+ * lines are rarely still cached when asked: at 16 bits (512 KB for o200k)
+ * its own misses cost about what it saved.  Misses of a 2 MB cache per 11
+ * unseen 0.5 MB prose slices (callgrind, encode calls only), 16 -> 8 bits:
+ * o200k 336k -> 322k, cl100k 270k -> 255k, gpt2 235k -> 226k (4 bits: 308k,
+ * 248k, 227k; 2 bits: 304k, 252k).  CPU time: within noise (o200k +1-2%,
+ * gpt2 0; at 4 bits o200k +2-4%, gpt2 -2%). */
+#define RK_TOK_FILTER_BITS 8
 
 struct bpe_ranks {
     size_t n_tokens;
@@ -226,11 +235,11 @@ struct bpe_ranks {
      * o200k).  NULL for small vocabularies. */
     rk_byte_pair *byte_pairs;
     /* One bit per hash value (rk_tok_filter_bit) of the token table's
-     * bytes, 16 bits per token: a piece whose bit is clear is no token, so
-     * a piece that must be merged (first seen in this call) skips the probe
-     * of the token table, a cache miss on o200k (8 MB), in ~94% of cases.
-     * 512 KB for o200k, so it stays in the core's cache.  NULL for small
-     * vocabularies (same threshold as byte_pairs). */
+     * bytes, RK_TOK_FILTER_BITS per token: a piece whose bit is clear is no
+     * token, so a piece that must be merged (first seen in this call) skips
+     * the probe of the token table, a cache miss on o200k (8 MB), in ~88%
+     * of cases.  256 KB for o200k.  NULL for small vocabularies (same
+     * threshold as byte_pairs). */
     uint64_t *tok_filter;
     size_t tok_filter_mask;   /* number of bits - 1 */
     /* The same for the pair table, by bpe__mix64 of the pair's key: most pairs
@@ -895,7 +904,7 @@ static int rk_maybe_token(const bpe_ranks *r, uint64_t h)
 static int rk_build_tok_filter(bpe_ranks *r)
 {
     size_t bits = 64, k;
-    while (bits < 16 * r->n_tokens && bits < ((size_t)1 << 30))
+    while (bits < RK_TOK_FILTER_BITS * r->n_tokens && bits < ((size_t)1 << 30))
         bits *= 2;
     r->tok_filter = calloc(bits / 64, sizeof *r->tok_filter);
     if (!r->tok_filter)
