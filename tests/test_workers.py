@@ -4,6 +4,7 @@ import os
 import signal
 import threading
 import time
+import warnings
 
 import pytest
 
@@ -123,7 +124,9 @@ def test_batch_after_fork(four_cpus):
     docs = ["hello world %d, " % i * 20 for i in range(40)]
     want = [enc.encode_ordinary(d) for d in docs]
     assert enc.encode_ordinary_batch(docs, num_threads=2) == want  # the parent's helpers exist
-    pid = os.fork()
+    with warnings.catch_warnings():  # Python 3.12+ warns of fork with threads alive: that is the point
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
     if pid == 0:  # the child: no pytest from here on, only an exit code
         signal.alarm(30)  # a hang ends the child (SIGALRM's default action)
         try:
