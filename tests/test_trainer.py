@@ -522,6 +522,26 @@ def test_c_and_python_backends_identical(options):
     assert results[0] == results[1]
 
 
+@pytest.mark.skipif(len(BACKENDS) < 2, reason="the C extension is not built")
+@pytest.mark.parametrize("alphabet", [30, 700])
+def test_c_and_python_identical_few_and_many_symbols(alphabet):
+    # The C trainer's build indexes pairs of initial symbols by a table when
+    # there are at most 512 of them (chapter flavour: 2 per character + <UNK>)
+    # and by its hash map beyond: both give the Python twin's merges.
+    import random
+
+    rng = random.Random(alphabet)
+    chars = [chr(0x4E00 + i) for i in range(alphabet)]
+    corpus = [" ".join("".join(rng.choice(chars[:rng.randint(2, alphabet)]) for _ in range(rng.randint(1, 7)))
+                       for _ in range(40)) for _ in range(60)]
+    results = []
+    for backend in ("c", "python"):
+        tok = pybpe.BPETokenizer(vocab_size=2 * alphabet + 300, backend=backend)
+        tok.train(corpus)
+        results.append((tok.vocab, tok.merges, tok.merge_counts))
+    assert len(results[0][0]) > 2 * alphabet + 1 and results[0] == results[1]
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_counts_with_empty_and_zero_words(backend):
     # "ab" has frequency 0 but still comes first, so its pair wins the tie at
