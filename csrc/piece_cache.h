@@ -74,24 +74,29 @@
 #define BPE__PC_LONG_IDS 14
 #define BPE__PC_NONE UINT32_MAX
 
+/* merged, in each entry: 1 when its IDs are what merging the piece gives,
+ * 0 when they are only the whole-piece rule's answer (one ID: the piece is
+ * a token).  The two differ for a token that merging its own bytes does not
+ * reach; ranks.c's pieces cut into units (rk_encode_unit) must have the
+ * merged answer, so they trust a one-ID entry only when it says merged. */
 typedef struct {
     uint64_t head;           /* the token's bytes, zero-padded */
     uint32_t id;
     uint8_t len, freq;       /* len 0: empty */
-    uint8_t pad[2];
+    uint8_t merged, pad;
 } bpe__pc_tok;
 
 typedef struct {
     uint64_t head, tail;     /* first and last 8 bytes (they overlap below 16) */
     uint32_t ids[BPE__PC_SHORT_IDS];
-    uint8_t len, count, freq, pad;
+    uint8_t len, count, freq, merged;
 } bpe__pc_short;
 
 typedef struct {
     uint64_t head, tail;     /* as in short */
     unsigned char mid[BPE__PC_LONG_BYTES - 16];  /* bytes 8 .. len - 8 */
     uint32_t ids[BPE__PC_LONG_IDS];
-    uint8_t len, count, freq, pad[5];
+    uint8_t len, count, freq, merged, pad[4];
 } bpe__pc_long;
 
 typedef char bpe__pc_sizes_are_lines[sizeof(bpe__pc_tok) == 16 && sizeof(bpe__pc_short) == 32 &&
@@ -115,6 +120,14 @@ void bpe__pc_done(bpe_piece_cache *c);
 /* The units of a cache of at most max_bytes (0 when even the smallest does
  * not fit). */
 size_t bpe__pc_units_for_bytes(size_t max_bytes);
+
+/* The lookups run once per piece: inlined into ranks.c's loops (with more
+ * than one caller GCC kept bpe__pc_find out of line, a call per piece). */
+#if defined(__GNUC__)
+#define BPE__PC_INLINE static inline __attribute__((always_inline))
+#else
+#define BPE__PC_INLINE static inline
+#endif
 
 /* The set a hash picks, 0 <= set < sets: the high 32 bits of the hash (the
  * low ones pick the token table's slot, bits 13 and up its filter's) scaled
@@ -161,23 +174,32 @@ static inline size_t bpe__pc_set(uint64_t hash, size_t sets)
         }                                                                      \
     } while (0)
 
-/* The ID of the whole token of 2-8 bytes with this head and length, or
- * BPE__PC_NONE. */
-static inline uint32_t bpe__pc_tok_get(bpe_piece_cache *c, uint64_t hash, uint64_t head,
-                                       size_t len)
+/* The entry of the whole token of 2-8 bytes with this head and length, or
+ * NULL. */
+BPE__PC_INLINE bpe__pc_tok *bpe__pc_tok_find(bpe_piece_cache *c, uint64_t hash, uint64_t head,
+                                            size_t len)
 {
     bpe__pc_tok *set = &c->tok[bpe__pc_set(hash, c->tok_sets) * BPE__PC_TOK_WAYS];
     unsigned w;
     for (w = 0; w < BPE__PC_TOK_WAYS; w++)
         if (set[w].head == head && set[w].len == len) {
             BPE__PC_HIT(&set[w]);
-            return set[w].id;
+            return &set[w];
         }
-    return BPE__PC_NONE;
+    return NULL;
 }
 
+/* Its ID, or BPE__PC_NONE. */
+BPE__PC_INLINE uint32_t bpe__pc_tok_get(bpe_piece_cache *c, uint64_t hash, uint64_t head,
+                                       size_t len)
+{
+    bpe__pc_tok *e = bpe__pc_tok_find(c, hash, head, len);
+    return e ? e->id : BPE__PC_NONE;
+}
+
+/* Remembers the token `id` of 2-8 bytes (merged: see the entries). */
 static inline void bpe__pc_tok_put(bpe_piece_cache *c, uint64_t hash, uint64_t head,
-                                   size_t len, uint32_t id)
+                                   size_t len, uint32_t id, int merged)
 {
     bpe__pc_tok *set = &c->tok[bpe__pc_set(hash, c->tok_sets) * BPE__PC_TOK_WAYS];
     unsigned w;
@@ -188,13 +210,16 @@ static inline void bpe__pc_tok_put(bpe_piece_cache *c, uint64_t hash, uint64_t h
     set[w].len = (uint8_t)len;
     set[w].id = id;
     set[w].freq = 0;
+    set[w].merged = (uint8_t)merged;
 }
 
 /* Looks a piece of 2-64 bytes up in the short and long tables: copies its
  * IDs to out and returns their number, or 0.  p[0..len) is the piece, head
- * and tail its rk_key words (tail 0 up to 8 bytes). */
-static inline size_t bpe__pc_get(bpe_piece_cache *c, uint64_t hash, const unsigned char *p,
-                                 size_t len, uint64_t head, uint64_t tail, uint32_t *out)
+ * and tail its rk_key words (tail 0 up to 8 bytes).  On a hit, *merged (when
+ * merged is not NULL) points to the entry's merged flag. */
+BPE__PC_INLINE size_t bpe__pc_find(bpe_piece_cache *c, uint64_t hash, const unsigned char *p,
+                                  size_t len, uint64_t head, uint64_t tail, uint32_t *out,
+                                  uint8_t **merged)
 {
     unsigned w, j;
     if (len <= 16) {
@@ -204,6 +229,8 @@ static inline size_t bpe__pc_get(bpe_piece_cache *c, uint64_t hash, const unsign
                 BPE__PC_HIT(&set[w]);
                 for (j = 0; j < set[w].count; j++) /* a loop: 1-3 IDs (memcpy is a call) */
                     out[j] = set[w].ids[j];
+                if (merged)
+                    *merged = &set[w].merged;
                 return set[w].count;
             }
     }
@@ -215,17 +242,26 @@ static inline size_t bpe__pc_get(bpe_piece_cache *c, uint64_t hash, const unsign
                 BPE__PC_HIT(&set[w]);
                 for (j = 0; j < set[w].count; j++)
                     out[j] = set[w].ids[j];
+                if (merged)
+                    *merged = &set[w].merged;
                 return set[w].count;
             }
     }
     return 0;
 }
 
+BPE__PC_INLINE size_t bpe__pc_get(bpe_piece_cache *c, uint64_t hash, const unsigned char *p,
+                                 size_t len, uint64_t head, uint64_t tail, uint32_t *out)
+{
+    return bpe__pc_find(c, hash, p, len, head, tail, out, NULL);
+}
+
 /* Remembers the count IDs of a piece of 2-64 bytes (bpe__pc_get's
- * arguments), when it fits and the policy admits it. */
+ * arguments; merged: see the entries), when it fits and the policy admits
+ * it. */
 static inline void bpe__pc_put(bpe_piece_cache *c, uint64_t hash, const unsigned char *p,
                                size_t len, uint64_t head, uint64_t tail, const uint32_t *ids,
-                               size_t count)
+                               size_t count, int merged)
 {
     unsigned w;
     if (count == 0)
@@ -240,6 +276,7 @@ static inline void bpe__pc_put(bpe_piece_cache *c, uint64_t hash, const unsigned
         set[w].len = (uint8_t)len;
         set[w].count = (uint8_t)count;
         set[w].freq = 0;
+        set[w].merged = (uint8_t)merged;
         memcpy(set[w].ids, ids, count * sizeof *ids);
     } else if (len <= BPE__PC_LONG_BYTES && count <= BPE__PC_LONG_IDS) {
         bpe__pc_long *set = &c->lng[bpe__pc_set(hash, c->long_sets) * BPE__PC_LONG_WAYS];
@@ -253,6 +290,7 @@ static inline void bpe__pc_put(bpe_piece_cache *c, uint64_t hash, const unsigned
         set[w].len = (uint8_t)len;
         set[w].count = (uint8_t)count;
         set[w].freq = 0;
+        set[w].merged = (uint8_t)merged;
         memcpy(set[w].ids, ids, count * sizeof *ids);
     }
 }

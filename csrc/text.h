@@ -299,7 +299,8 @@ size_t bpe_piece_cache_bytes(const bpe_piece_cache *cache);
 /* Counters (since the cache was made), for tests and measurements: */
 #define BPE_PIECE_CACHE_TOKEN_LOOKUPS 0 /* pieces the cache did not know, found in the token table */
 #define BPE_PIECE_CACHE_MERGES 1        /* pieces the cache did not know, merged */
-#define BPE_PIECE_CACHE_NSTATS 2
+#define BPE_PIECE_CACHE_UNIT_MERGES 2   /* units of such pieces merged (ranks.c's rk_encode_unit) */
+#define BPE_PIECE_CACHE_NSTATS 3
 uint64_t bpe_piece_cache_stat(const bpe_piece_cache *cache, int which);
 
 /* bpe_ranks_encode_batch with `cache` (not NULL) remembering pieces across

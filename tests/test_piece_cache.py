@@ -332,3 +332,95 @@ def test_spilled_lookalikes_keep_their_own_ids(name, size):
         assert enc.encode_ordinary(text) == tk.encode_ordinary(text)
         assert [enc.encode_ordinary(t) for t in family[:20]] == [tk.encode_ordinary(t) for t in family[:20]]
         assert enc.encode_batch(family[:50]) == tk.encode_batch(family[:50])
+
+
+# -- long pieces cut into units ------------------------------------------------------------
+# The C cuts a piece the caches do not know (17-4,096 bytes) between two bytes
+# no token holds side by side, where no merge can cross, and asks the piece
+# cache about each unit (csrc/ranks.c, rk_merge_cut): a new CJK sentence made
+# of known words merges nothing.  A unit takes merging's answer, never the
+# whole-piece rule's.
+
+def _cuts(ranks):
+    """The byte pairs a piece may be cut between: held by no token."""
+    held = {t[i:i + 2] for t in ranks for i in range(len(t) - 1)}
+    return lambda a, b: bytes([a, b]) not in held
+
+
+def _units(piece, cut_ok):
+    out, start = [], 0
+    for k in range(1, len(piece)):
+        if cut_ok(piece[k - 1], piece[k]):
+            out.append(piece[start:k])
+            start = k
+    return out + [piece[start:]]
+
+
+@needs_c
+@pytest.mark.parametrize("name", ["gpt2", "cl100k_base"])  # o200k: too few cuts for the splicing
+def test_new_sentences_of_known_units_merge_nothing_new(name):
+    tk = offline_tiktoken(name)
+    enc = fresh(name, 16 << 20)  # large: units in full sets are not stored (second sight)
+    cut_ok = _cuts(enc.mergeable_ranks)
+    rng = random.Random(7)
+    common = "的一是不了在人有我他这个们中来上大为和国地到以说时要就出会可也你对生能而子那得于着下自之年过发后作里"
+    first = ["".join(rng.choice(common) for _ in range(rng.randint(8, 40))) for _ in range(200)]
+    # New sentences: the head of one joined to the tail of another where both
+    # joins are cuts, so every unit of the new ones is a unit of the old.
+    new = []
+    while len(new) < 200:
+        a, b = (s.encode() for s in rng.sample(first, 2))
+        ka = [k for k in range(1, len(a)) if cut_ok(a[k - 1], a[k]) and a[k] & 0xC0 != 0x80]
+        kb = [k for k in range(1, len(b)) if cut_ok(b[k - 1], b[k]) and b[k] & 0xC0 != 0x80]
+        if not ka or not kb:
+            continue
+        k1, k2 = rng.choice(ka), rng.choice(kb)
+        if cut_ok(a[k1 - 1], b[k2]) and len(a[:k1] + b[k2:]) >= 17:
+            new.append((a[:k1] + b[k2:]).decode())
+    assert sum(len(_units(s.encode(), cut_ok)) > 1 for s in new) > 100  # cuts happen
+    text_a, text_b = "。".join(first), "。".join(new)
+    assert enc.encode_ordinary(text_a) == tk.encode_ordinary(text_a)
+    before = enc._table.cache_info(cache_of(enc))
+    assert enc.encode_ordinary(text_b) == tk.encode_ordinary(text_b)
+    after = enc._table.cache_info(cache_of(enc))
+    assert after["merges"] > before["merges"]  # the sentences are new
+    # their units are not (a few may have found their cache sets full)
+    assert after["unit_merges"] - before["unit_merges"] <= before["unit_merges"] // 20
+    assert before["unit_merges"] > 50
+
+
+def _unreachable_toy(backend):
+    # "abcd" is a token, but merging its bytes stops at a, bc, d: no pair of
+    # those makes a token.  So the piece "abcd" is [abcd] (the whole-piece
+    # rule), while inside a longer piece cut at "x" it is [a, bc, d].
+    ranks = {bytes([b]): b for b in range(256)}
+    ranks[b"bc"], ranks[b"abcd"] = 256, 257
+    return Encoding("cut-toy", pat_str=get_encoding("gpt2").pat_str, mergeable_ranks=ranks,
+                    special_tokens={}, backend=backend)
+
+
+@needs_c
+@pytest.mark.parametrize("order", ["token first", "long piece first"])
+def test_a_unit_that_is_a_token_merging_does_not_reach(order):
+    ref, enc = _unreachable_toy("python"), _unreachable_toy("c")
+    assert ref.encode_ordinary("abcd") == [257]
+    long_piece = "abcdxabcdxabcdxabcd"  # one piece of 19 bytes, cut at each x
+    assert ref.encode_ordinary(long_piece) == [97, 256, 100, 120] * 3 + [97, 256, 100]
+    texts = ["abcd", long_piece, "efgh abcd"] if order == "token first" else [long_piece, "abcd", "efgh abcd"]
+    for _ in range(2):
+        for text in texts:
+            assert enc.encode_ordinary(text) == ref.encode_ordinary(text), text
+
+
+@needs_c
+@pytest.mark.parametrize("name", ["gpt2", "cl100k_base", "o200k_base"])
+@pytest.mark.parametrize("size", [SMALLEST, None])
+def test_random_cjk_sentences_agree_with_tiktoken(name, size):
+    tk = offline_tiktoken(name)
+    rng = random.Random(8)
+    enc = fresh(name, size)
+    for span in ((0x4E00, 0x4F00), (0x4E00, 0x9FFF), (0x3040, 0x30FF)):
+        text = "、".join("".join(chr(rng.randrange(*span)) for _ in range(rng.randint(3, 120)))
+                        for _ in range(300))
+        for _ in range(2):
+            assert enc.encode_ordinary(text) == tk.encode_ordinary(text), span

@@ -229,10 +229,14 @@ class RankTable:
     def cache_info(self, cache):
         """{"bytes": memory held, "token_lookups": pieces the cache did not
         know that were whole tokens, "merges": pieces it did not know that
-        were merged} of a cache from new_cache, counted since it was made."""
+        were merged, "unit_merges": units of such long pieces merged (the
+        C cuts long pieces where merging cannot cross and asks the cache
+        about each unit)} of a cache from new_cache, counted since it was
+        made."""
         return {"bytes": lib.bpe_piece_cache_bytes(cache),
                 "token_lookups": lib.bpe_piece_cache_stat(cache, lib.BPE_PIECE_CACHE_TOKEN_LOOKUPS),
-                "merges": lib.bpe_piece_cache_stat(cache, lib.BPE_PIECE_CACHE_MERGES)}
+                "merges": lib.bpe_piece_cache_stat(cache, lib.BPE_PIECE_CACHE_MERGES),
+                "unit_merges": lib.bpe_piece_cache_stat(cache, lib.BPE_PIECE_CACHE_UNIT_MERGES)}
 
     @property
     def pair_count(self):

@@ -186,7 +186,7 @@ class RankTable:
 
     def cache_info(self, cache):
         """The C twin's counters of a cache; all 0 here (no cache object)."""
-        return {"bytes": 0, "token_lookups": 0, "merges": 0}
+        return {"bytes": 0, "token_lookups": 0, "merges": 0, "unit_merges": 0}
 
     def encode_text(self, text, preset):
         """IDs of a whole text (str without surrogates), cut by the
