@@ -55,9 +55,24 @@ def special_sets(allowed_special, disallowed_special, specials):
     return frozenset(allowed_special), frozenset(disallowed_special)
 
 
+@functools.lru_cache(maxsize=128)
+def _first_chars(tokens):
+    """The distinct first characters of `tokens` (a frozenset of str), or
+    None when one is empty (it is found everywhere)."""
+    if "" in tokens:
+        return None
+    return tuple(sorted({t[0] for t in tokens}))
+
+
 def check_disallowed(text, disallowed):
     """ValueError when `text` holds one of the `disallowed` tokens (a frozenset)."""
     if disallowed:
+        # A text without any token's first character holds no token: one
+        # character's `in` is a memchr (0.5 MB of prose: ~4 us, where the
+        # regex search took ~0.3 ms, ~5% of encode_to_numpy).
+        firsts = _first_chars(disallowed)
+        if firsts is not None and len(firsts) <= 4 and not any(c in text for c in firsts):
+            return
         match = special_regex(disallowed).search(text)
         if match:
             raise_disallowed(match.group())

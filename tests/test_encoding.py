@@ -139,6 +139,28 @@ def test_special_tokens(backend):
         cl.encode(mixed, allowed_special={"<|fim_prefix|>"})
 
 
+@pytest.mark.parametrize("method", ["encode", "encode_to_numpy"])
+def test_disallowed_tokens_are_found_past_their_first_characters(backend, method):
+    # check_disallowed skips the search when no token's first character is in
+    # the text; a first character alone, or a token at the very end, must not
+    # fool it, and the leftmost token is the one named.
+    if method == "encode_to_numpy":
+        pytest.importorskip("numpy")
+    enc = get_encoding("cl100k_base", backend=backend)
+    encode = getattr(enc, method)
+    assert list(encode("a < b and c <| d")) == enc.encode_ordinary("a < b and c <| d")
+    for text, token in [("x" * 5000 + "<|endofprompt|>", "endofprompt"),
+                        ("<|fim_suffix|> then <|endoftext|>", "fim_suffix"),
+                        ("é<|endoftext|>", "endoftext")]:
+        with pytest.raises(ValueError, match=token):
+            encode(text)
+    for firsts in (["<x>", "[y]", "{z}"], ["a1", "b2", "c3", "d4", "e5"]):  # few and many first characters
+        for bad in firsts:
+            with pytest.raises(ValueError, match=regex.escape(bad)):
+                encode("text " + bad + " more", disallowed_special=set(firsts))
+        assert list(encode("text only", disallowed_special={"<x>"})) == enc.encode_ordinary("text only")
+
+
 def test_special_tokens_match_tiktoken(backend):
     tk = offline_tiktoken("cl100k_base")
     enc = get_encoding("cl100k_base", backend=backend)
