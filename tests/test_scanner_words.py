@@ -30,17 +30,19 @@ def _presets():
 
 
 # The C scanners cut a run of pieces with a 64-byte window of classified
-# ASCII (pretok.c), which they start only where eight ASCII bytes follow: so
-# each text is also tried after this ASCII lead-in, which puts the window
-# over all of it.
+# ASCII (pretok.c), which they start only where eight ASCII bytes follow, and
+# gpt2 cuts whole blocks of 64 bytes where 64 bytes are left: so each text is
+# also tried after this ASCII lead-in, which puts the window over all of it,
+# and then before a tail that gives every block in it its 64 bytes.
 LEAD = "a window, "
+TAIL = " and then a tail of plain words, long enough for a block of 64 bytes"
 
 
 def _assert_all_patterns(texts):
     c = _c()
     for preset, pattern in _presets():
         for text in texts:
-            for whole in (text, LEAD + text):
+            for whole in (text, LEAD + text, LEAD + text + TAIL):
                 assert c.split(whole, preset) == _unicode.split(pattern, whole), (preset, whole)
 
 

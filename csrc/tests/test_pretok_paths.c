@@ -92,6 +92,7 @@ static void test_runs(void)
                                   "\x08", "\x0e", "\x1f", "!", "@", "[", "`", "{", "\x7f", "9",
                                   "\xc3\xa9", "\xc3\x89", "\xe3\x80\x80", "\xcc\x81", "\xd9\xa3",
                                   "\xe6\xbc\xa2", "\xc2\xa0"};
+    static const char tail[] = " and the end of a text long enough for a block of 64 bytes, ok";
     const size_t n_units = sizeof units / sizeof units[0];
     unsigned char text[MAX_TEXT];
     size_t u, v, reps, len, k;
@@ -111,10 +112,14 @@ static void test_runs(void)
                 }
                 same_cuts(text, len);
                 same_cuts(text + strlen(lead), len - strlen(lead));
-                /* after eight ASCII bytes, where the window starts */
+                /* after eight ASCII bytes, where the window starts, and
+                 * then before 64 more, which gpt2's block needs */
                 memmove(text + 8, text + strlen(lead), len - strlen(lead));
                 memcpy(text, "(window ", 8);
-                same_cuts(text, len - strlen(lead) + 8);
+                len = len - strlen(lead) + 8;
+                same_cuts(text, len);
+                memcpy(text + len, tail, strlen(tail));
+                same_cuts(text, len + strlen(tail));
             }
 }
 
