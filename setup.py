@@ -5,7 +5,9 @@ compiling fails, or PYBPE_NO_EXTENSION=1 is set, the package still installs
 and runs on its pure-Python backend, which gives identical results.
 """
 import os
+import shutil
 import sys
+import tempfile
 
 from setuptools import setup
 from setuptools.command.build_ext import build_ext
@@ -15,6 +17,18 @@ try:  # setuptools >= 59 re-exports distutils' errors here
     _BUILD_ERRORS = (CCompilerError, ExecError, PlatformError, OSError, ValueError)
 except ImportError:  # pragma: no cover - old setuptools
     _BUILD_ERRORS = (Exception,)
+
+
+# Optimisation flags added to pybpe/_build.py's portable "-std=c99 -O2" on a
+# unix-like compiler, each (compile flags, link flags) pair only when a probe
+# compiles and links with it (so any C99 compiler still builds pybpe, just
+# without the pair it refuses).  Nothing tied to the building machine's CPU
+# (-march=native): wheels and sdists must run on any machine of the
+# architecture.  What was measured, and the flags that did not help, are in
+# _build.py's notes.
+_TUNING = [
+    (["-O3"], []),
+]
 
 
 class optional_build_ext(build_ext):
@@ -28,9 +42,31 @@ class optional_build_ext(build_ext):
 
     def build_extension(self, ext):
         try:
+            if self.compiler.compiler_type == "unix":
+                for cflags, ldflags in _TUNING:
+                    if self._accepts(cflags, ldflags):
+                        ext.extra_compile_args = list(ext.extra_compile_args or []) + cflags
+                        ext.extra_link_args = list(ext.extra_link_args or []) + ldflags
             super().build_extension(ext)
         except _BUILD_ERRORS as exc:
             self._warn(exc)
+
+    def _accepts(self, cflags, ldflags):
+        """Whether this compiler and linker take `cflags` / `ldflags`: a
+        one-function shared object must compile (warnings as errors, so a flag
+        the compiler only warns about is not used) and link with them."""
+        tmp = tempfile.mkdtemp(prefix="pybpe-flags-")
+        try:
+            src = os.path.join(tmp, "probe.c")
+            with open(src, "w") as f:
+                f.write("int pybpe_probe(int x) { return x + 1; }\n")
+            objs = self.compiler.compile([src], output_dir=tmp, extra_postargs=["-Werror"] + cflags)
+            self.compiler.link_shared_object(objs, os.path.join(tmp, "probe.so"), extra_postargs=ldflags)
+            return True
+        except _BUILD_ERRORS:
+            return False
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
 
     @staticmethod
     def _warn(exc):
