@@ -977,14 +977,21 @@ def _file_batches(f):
     "\n" (whitespace, so no word is cut; the rest opens the next piece).
     Counting these pieces counts what iterating the file's lines counts, with
     no per-line Python work."""
-    carry = ""
+    return _line_batches(f, "\n")
+
+
+def _line_batches(f, newline):
+    """The batches of _file_batches, of str (newline "\n") or of bytes
+    (newline b"\n": never cut inside a character, since no byte of a
+    multi-byte UTF-8 character is below 0x80)."""
+    carry = newline[:0]
     while True:
         piece = f.read(_BATCH_CHARS)
-        if not isinstance(piece, str):
+        if not isinstance(piece, type(newline)):
             raise TypeError("corpus file must be opened in text mode, not %s" % type(piece).__name__)
         if not piece:
             break
-        cut = piece.rfind("\n") + 1
+        cut = piece.rfind(newline) + 1
         if cut == 0:  # one long line: keep reading
             carry += piece
             continue
@@ -1018,21 +1025,8 @@ def _utf8_buffer(f, flavour):
 
 def _byte_batches(raw):
     """_file_batches on a binary file: pieces of about _BATCH_CHARS bytes,
-    each cut just after its last b"\n" (never inside a character: no byte of
-    a multi-byte UTF-8 character is below 0x80)."""
-    carry = b""
-    while True:
-        piece = raw.read(_BATCH_CHARS)
-        if not piece:
-            break
-        cut = piece.rfind(b"\n") + 1
-        if cut == 0:  # one long line: keep reading
-            carry += piece
-            continue
-        yield carry + piece[:cut]
-        carry = piece[cut:]
-    if carry:
-        yield carry
+    each cut just after its last b"\n"."""
+    return _line_batches(raw, b"\n")
 
 
 def _check_id(value, index=None):

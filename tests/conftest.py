@@ -75,6 +75,24 @@ def make_tokenizer(**options):
     return pybpe.BPETokenizer(**options)
 
 
+def naive_merge(piece, ranks):
+    """tiktoken's rule spelled out: join the adjacent pair whose bytes have
+    the lowest rank, leftmost on ties, until no joined pair is a token."""
+    parts = [piece[i:i + 1] for i in range(len(piece))]
+    while True:
+        joined = [(ranks[a + b], i) for i, (a, b) in enumerate(zip(parts, parts[1:])) if a + b in ranks]
+        if not joined:
+            return parts
+        i = min(joined)[1]
+        parts[i:i + 2] = [parts[i] + parts[i + 1]]
+
+
+def naive_pair_count(ranks):
+    """Entries of tiktoken's pair table: one per token of two bytes or more
+    that merging its own bytes makes (csrc/ranks.c, REACHED PAIRS)."""
+    return sum(1 for t in ranks if len(t) >= 2 and naive_merge(t, ranks) == [t])
+
+
 def pytest_configure(config):
     # Registered here as well as in pyproject.toml: CI also runs a copy of the
     # tests outside the source tree, where pyproject.toml is not read.

@@ -16,6 +16,7 @@ import pytest
 
 import pybpe
 from pybpe import core as backends
+from conftest import naive_merge, naive_pair_count
 
 BACKENDS = backends.available()
 
@@ -79,24 +80,6 @@ def test_long_tokens_with_nested_parts_encode_the_same(backend):
     for text in texts:
         if all(bytes([b]) in ranks for b in text.encode()):
             assert enc.encode_ordinary(text) == python.encode_ordinary(text), text
-
-
-def naive_merge(piece, ranks):
-    """tiktoken's rule spelled out: join the adjacent pair whose bytes have
-    the lowest rank, leftmost on ties, until no joined pair is a token."""
-    parts = [piece[i:i + 1] for i in range(len(piece))]
-    while True:
-        joined = [(ranks[a + b], i) for i, (a, b) in enumerate(zip(parts, parts[1:])) if a + b in ranks]
-        if not joined:
-            return parts
-        i = min(joined)[1]
-        parts[i:i + 2] = [parts[i] + parts[i + 1]]
-
-
-def naive_pair_count(ranks):
-    """Entries of tiktoken's pair table: one per token of two bytes or more
-    that merging its own bytes makes (csrc/ranks.c, REACHED PAIRS)."""
-    return sum(1 for t in ranks if len(t) >= 2 and naive_merge(t, ranks) == [t])
 
 
 @pytest.mark.parametrize("seed", range(30))

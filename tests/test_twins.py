@@ -16,6 +16,7 @@ import regex
 import pybpe
 from pybpe import _unicode, patterns
 from pybpe import core as backends
+from conftest import naive_merge, naive_pair_count
 
 BACKENDS = backends.available()
 CORE = os.path.join(os.path.dirname(pybpe.__file__), "core")
@@ -136,24 +137,6 @@ def test_encode_paths_agree_on_both_backends(ranks):
         table.encode_text_into(b"hello", preset, array("I" if array("I").itemsize == 4 else "L", [0]))
     with pytest.raises(OverflowError, match="16 bits"):
         ranks.RankTable([b"a", b"b"], [0, 70000]).encode_to_buffer(b"ab", preset, 2)
-
-
-def naive_merge(piece, rank):
-    """tiktoken's rule spelled out: join the adjacent pair whose bytes have
-    the lowest rank, leftmost on ties, until no joined pair is a token."""
-    parts = [piece[i:i + 1] for i in range(len(piece))]
-    while True:
-        joined = [(rank[a + b], i) for i, (a, b) in enumerate(zip(parts, parts[1:])) if a + b in rank]
-        if not joined:
-            return parts
-        i = min(joined)[1]
-        parts[i:i + 2] = [parts[i] + parts[i + 1]]
-
-
-def naive_pair_count(rank):
-    """One pair per token of two bytes or more that merging its own bytes
-    makes (the pair of that merge's last step)."""
-    return sum(1 for t in rank if len(t) >= 2 and naive_merge(t, rank) == [t])
 
 
 def test_pair_count_is_the_same_table_on_both_backends(ranks):
