@@ -92,7 +92,17 @@ static inline int bpe__utf8_validate(const unsigned char *s, size_t len,
     while (i < len) {
         unsigned char b = s[i];
         size_t k = bpe__utf8_len(b);
-        uint64_t eight;
+        uint64_t eight, more[3];
+        if (b < 0x80 && len - i >= 32) {  /* 32 ASCII bytes at once */
+            memcpy(&eight, s + i, 8);
+            memcpy(more, s + i + 8, 24);
+            if (((eight | more[0] | more[1] | more[2]) &
+                 UINT64_C(0x8080808080808080)) == 0) {
+                i += 32;
+                n += 32;
+                continue;
+            }
+        }
         if (b < 0x80 && len - i >= 8) {  /* 8 ASCII bytes at once */
             memcpy(&eight, s + i, 8);
             if ((eight & UINT64_C(0x8080808080808080)) == 0) {

@@ -91,6 +91,39 @@ def test_word_ends_at_every_offset(core):
         assert counter.items() == list(split_count([text]).items()), repr(text)
 
 
+def test_words_across_blocks_of_64_bytes(core):
+    # The C split reads 64-byte blocks (one whitespace mask each): every
+    # character that can (or cannot) cut a word -- the multi-byte spaces
+    # among them, which may run from one block into the next -- at every
+    # byte offset around the first two block edges, in a word that crosses
+    # the edge, after a word that ends on it, and as the text's last bytes.
+    multi = "\u0100\U0001f600\x84"
+    for char in WHITESPACE + NOT_WHITESPACE + multi:
+        for offset in range(56, 136):
+            texts = ["x" * offset + char + "y" * 70, "x" * offset + char,
+                     "\u00e9" * (offset // 2) + "z" * (offset % 2) + char + "w" * 9,
+                     " " * offset + char + "v", "q " * (offset // 2) + char * 3 + "p"]
+            for text in texts:
+                counter = core.WordCounter()
+                counter.add_text(text)
+                assert counter.items() == list(split_count([text]).items()), (repr(char), offset)
+
+
+long_texts = st.lists(st.one_of(st.text(alphabet="ab", min_size=1, max_size=70),
+                                st.sampled_from(WHITESPACE), st.sampled_from(NOT_WHITESPACE),
+                                any_char), max_size=120).map("".join)
+
+
+@settings(**HYPOTHESIS)
+@given(st.lists(long_texts, max_size=4))
+def test_counter_on_texts_of_many_blocks(core, items):
+    counter = core.WordCounter()
+    for text in items:
+        counter.add_text(text)
+    expected = split_count(items)
+    assert counter.items() == list(expected.items())
+
+
 @settings(**HYPOTHESIS)
 @given(st.lists(texts, max_size=8), st.lists(st.integers(0, 2**40), max_size=8))
 def test_add_words_with_frequencies(core, words, freqs):
