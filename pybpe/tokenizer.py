@@ -257,10 +257,10 @@ class BPETokenizer(Tokenizer):
                 raw = _utf8_buffer(corpus, flavour)
             if raw is not None:
                 strict = corpus.errors == "strict"
-                for batch in _byte_batches(raw):
-                    if strict and b"\xed" in batch:  # maybe a surrogate, which strict UTF-8 refuses
-                        batch.decode("utf-8")
-                    counter.add_text(batch)
+                for buf, end in _byte_views(raw):
+                    if strict and buf.find(b"\xed", 0, end) >= 0:  # maybe a surrogate, which strict UTF-8 refuses
+                        bytes(buf[:end]).decode("utf-8")
+                    counter.add_utf8(buf, end)
             elif isinstance(corpus, io.TextIOBase) and not special_re:
                 for batch in _file_batches(corpus):
                     counter.add_text(flavour.prepare(batch))
@@ -1026,10 +1026,34 @@ def _utf8_buffer(f, flavour):
         return None  # (no buffer, closed, or tell() refused mid-iteration)
 
 
-def _byte_batches(raw):
-    """_file_batches on a binary file: pieces of about _BATCH_CHARS bytes,
-    each cut just after its last b"\n"."""
-    return _line_batches(raw, b"\n")
+def _byte_views(raw):
+    """_file_batches on a binary file, as (buffer, end): the batch is
+    buffer[:end], about _BATCH_CHARS bytes cut just after its last b"\n"
+    (never inside a character: no byte of a multi-byte UTF-8 character is
+    below 0x80).  One buffer serves every batch (read into with readinto,
+    the rest after the cut moved to its front), so each batch is valid until
+    the next one is asked for: a new bytes object per batch, and its slice
+    and concatenation with the rest, were two copies of the file and ~1 MB
+    of fresh memory each (~2.5 ms of counting Shakespeare's 9.6 MB)."""
+    buf = bytearray(max(_BATCH_CHARS, 1))
+    view, have = memoryview(buf), 0
+    while True:
+        if have == len(buf):  # one line longer than the buffer: a bigger one
+            buf = buf + bytes(len(buf))
+            view = memoryview(buf)
+        got = raw.readinto(view[have:])
+        if not got:
+            break
+        end = have + got
+        cut = buf.rfind(b"\n", have, end) + 1
+        if cut == 0:  # no line ends here: keep reading
+            have = end
+            continue
+        yield buf, cut
+        have = end - cut
+        view[:have] = bytes(view[cut:end])
+    if have:
+        yield buf, have
 
 
 def _check_id(value, index=None):

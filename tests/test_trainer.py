@@ -229,6 +229,27 @@ def test_counter_takes_utf8_bytes(core):
             core.WordCounter().add_text(bad)
 
 
+def test_add_utf8_counts_a_buffer_up_to_end(core):
+    # add_utf8(buffer, end) is add_text(bytes(buffer[:end])) for any buffer:
+    # what lies past `end` is not read.
+    text = "".join(LINES).replace("\ud800", "?")
+    data = text.encode("utf-8")
+    for end in (0, 1, len(data) // 2, len(data)):
+        end = data.rfind(b" ", 0, end) + 1 if end < len(data) else end  # (never inside a character)
+        by_buffer, by_bytes = core.WordCounter(), core.WordCounter()
+        by_buffer.add_utf8(bytearray(data) + b"tail words", end)
+        by_bytes.add_text(data[:end])
+        assert by_buffer.items() == by_bytes.items() == list(split_count([data[:end].decode()]).items())
+    counter = core.WordCounter()
+    with pytest.raises(ValueError):
+        counter.add_utf8(bytearray(b"abc"), 4)
+    with pytest.raises(TypeError):
+        counter.add_utf8(bytearray(b"abc"), 1.0)
+    with pytest.raises(UnicodeDecodeError):
+        counter.add_utf8(bytearray(b"ok \xff"), 4)
+    assert counter.items() == []
+
+
 def _file_bytes_count(monkeypatch, tok, path, **open_args):
     """tok.count_words(open(path)), asserting it took the bytes path (the str
     path made to fail) and that it left the file at its end."""

@@ -465,6 +465,17 @@ class WordCounter:
             text.decode("utf-8", "surrogatepass")  # raises: the C check found bad UTF-8
         _check(status, "WordCounter.add_text")
 
+    def add_utf8(self, buffer, end):
+        """add_text(bytes(buffer[:end])) without the copy: `buffer` is any
+        writable or read-only buffer of bytes (a bytearray a file is read into)
+        holding UTF-8 up to `end`."""
+        data = ffi.from_buffer(buffer)
+        end = _check_int(end, "end", 0, len(data))
+        status = lib.bpe_counter_add_text(self._ptr, data, end)
+        if status == lib.BPE_EINVAL:
+            ffi.buffer(data, end)[:].decode("utf-8", "surrogatepass")  # raises: the C check found bad UTF-8
+        _check(status, "WordCounter.add_utf8")
+
     def add_words(self, words, frequencies=None):
         """Count each of `words` (a list of str) once, or frequencies[i] times."""
         words = words if isinstance(words, list) else list(words)

@@ -130,6 +130,16 @@ class WordCounter:
         for word in text.split():
             counts[word] = get(word, 0) + 1
 
+    def add_utf8(self, buffer, end):
+        """add_text(bytes(buffer[:end])): `buffer` is any buffer of bytes
+        (a bytearray a file is read into) holding UTF-8 up to `end`."""
+        data = memoryview(buffer).cast("B")
+        if not isinstance(end, int):
+            raise TypeError("end must be an int, not %s" % type(end).__name__)
+        if not 0 <= end <= len(data):
+            raise ValueError("end must be in 0..%d, got %d" % (len(data), end))
+        self.add_text(bytes(data[:end]))
+
     def add_words(self, words, frequencies=None):
         """Count each of `words` (a list of str) once, or frequencies[i] times."""
         words = words if isinstance(words, list) else list(words)
