@@ -48,6 +48,29 @@
  * source 0-2% faster, chat 2% slower, all within noise (CPU-time medians
  * of 9 alternating runs on 5.5 MB each).
  *
+ * The two table.  Half the pieces an unseen prose slice merges are of 2-8
+ * bytes and merge to two IDs (gpt2, 3 MB of Shakespeare: 15.7k of 31.0k
+ * merges; 3 IDs 4.6k; longer pieces of up to 3 IDs 8.9k; 4 IDs or more
+ * 1.7k), and each took a 32-byte short entry; and 15-35% of a slice's
+ * merges were of pieces an earlier slice had merged but the cache had not
+ * kept (merges per slice with a 64 MiB cache ~3,000, with 1 MiB 3,650-
+ * 4,580).  Those pieces now take 16 bytes in a table of their own (two),
+ * whose room came from the short table (half its entries; 4-byte IDs above
+ * 2^24 still go there).  Merges + token-table lookups per 10 unseen 0.5 MB
+ * slices after a warm one (tools/bench_unseen.c), before -> after:
+ *   gpt2 prose 39,302+10,793 -> 33,858+10,765, source 17,271+5,960 ->
+ *   15,118+5,902; cl100k prose 40,625+11,356 -> 34,544+11,282, source
+ *   15,704+13,153 -> 14,831+13,350; o200k source 14,795+13,238 ->
+ *   13,847+13,375; CJK unchanged (gpt2 11,413, cl100k 9,837, o200k 7,868
+ *   + 2,047 unit merges).
+ * Other splits of the same 1 MiB (short n / 2, long n / 16: prose 32,994
+ * merges but CJK cl100k 9,837 -> 10,205 and o200k units 2,047 -> 2,256;
+ * short n / 4: prose 35,489; short n: 32,029, source no better, CJK worse)
+ * were not kept.  CPU time of those 10 slices, medians of 5 alternating
+ * runs (loaded machine), before -> after: gpt2 prose 36.3 -> 35.5 ms,
+ * source 30.3 -> 29.2; cl100k prose 38.6 -> 37.3, source 31.0 -> 30.7;
+ * o200k prose 42.5 -> 40.8.
+ *
  * What it cost CJK, and the fix.  With this cache, encode_ordinary of 1 MB
  * of CJK (bench_encode_table.py's corpus_cjk) got ~45% slower on cl100k and
  * gpt2 (CPU time, best of 5: 20.8 -> 29.8 and 19.2 -> 28.4 ms; o200k 21.5
@@ -94,11 +117,11 @@
 #include "piece_cache.h"
 
 #define PC_LINE 64
-/* Bytes per unit: tok 16 + short 32 + long 128 / 8. */
-#define PC_UNIT_BYTES (sizeof(bpe__pc_tok) + sizeof(bpe__pc_short) + sizeof(bpe__pc_long) / 8)
-/* Units come in steps of 16 (long: 2 ways of units / 8 entries), and the
- * smallest cache has one step. */
-#define PC_MIN_UNITS 16
+/* Bytes per unit (piece_cache.h's split). */
+#define PC_UNIT_BYTES (sizeof(bpe__pc_tok) + sizeof(bpe__pc_two) +              \
+                       sizeof(bpe__pc_short) / BPE__PC_SHORT_DIV + sizeof(bpe__pc_long) / BPE__PC_LONG_DIV)
+/* The smallest cache has one step of units. */
+#define PC_MIN_UNITS BPE__PC_MIN_UNITS
 typedef char pc_min_fits[PC_MIN_UNITS * PC_UNIT_BYTES + PC_LINE + sizeof(bpe_piece_cache) <=
                          BPE_PIECE_CACHE_MIN_BYTES ? 1 : -1];
 
@@ -111,24 +134,28 @@ size_t bpe__pc_units_for_bytes(size_t max_bytes)
 
 int bpe__pc_init(bpe_piece_cache *c, size_t units)
 {
-    size_t tok = units * sizeof(bpe__pc_tok), shrt = units * sizeof(bpe__pc_short),
-           lng = units / 8 * sizeof(bpe__pc_long);
+    size_t tok = units * sizeof(bpe__pc_tok), two = units * sizeof(bpe__pc_two),
+           shrt = units / BPE__PC_SHORT_DIV * sizeof(bpe__pc_short),
+           lng = units / BPE__PC_LONG_DIV * sizeof(bpe__pc_long);
     unsigned char *base;
     memset(c, 0, sizeof *c);
     if (units < PC_MIN_UNITS || units % PC_MIN_UNITS || units > (SIZE_MAX / 2) / PC_UNIT_BYTES)
         return BPE_ETOOBIG;
-    c->bytes = tok + shrt + lng + PC_LINE;
+    c->bytes = tok + two + shrt + lng + PC_LINE;
     c->block = calloc(1, c->bytes);  /* len 0 everywhere: every entry empty */
     if (!c->block)
         return BPE_ENOMEM;
     /* Sets on line boundaries, so a set is one line (two for long). */
     base = (unsigned char *)c->block + (PC_LINE - (size_t)((uintptr_t)c->block % PC_LINE)) % PC_LINE;
     c->tok = (bpe__pc_tok *)(void *)base;
-    c->shrt = (bpe__pc_short *)(void *)(base + tok);
-    c->lng = (bpe__pc_long *)(void *)(base + tok + shrt);
+    c->two = (bpe__pc_two *)(void *)(base + tok);
+    c->shrt = (bpe__pc_short *)(void *)(base + tok + two);
+    c->lng = (bpe__pc_long *)(void *)(base + tok + two + shrt);
     c->tok_sets = units / BPE__PC_TOK_WAYS;
-    c->short_sets = units / BPE__PC_SHORT_WAYS;
-    c->long_sets = units / 8 / BPE__PC_LONG_WAYS;
+    c->two_sets = units / BPE__PC_TWO_WAYS;
+    c->short_sets = units / BPE__PC_SHORT_DIV / BPE__PC_SHORT_WAYS;
+    c->long_sets = units / BPE__PC_LONG_DIV / BPE__PC_LONG_WAYS;
+    c->two_merged = 1;
     return BPE_OK;
 }
 

@@ -24,14 +24,17 @@
  * its IDs:
  *   tok    whole tokens of 2-8 bytes: head (the bytes, zero-padded), length,
  *          ID; 16 bytes, 4 ways = one 64-byte line per set.
+ *   two    pieces of 2-8 bytes that merge to two IDs (the second below
+ *          2^24): head, both IDs, length; 16 bytes, 4 ways per line.
  *   short  other pieces of 2-16 bytes with at most 3 IDs, and whole tokens
  *          of 9-16 bytes: head and tail (first and last 8 bytes, which spell
  *          the piece with its length), IDs; 32 bytes, 2 ways per line.
  *   long   the rest up to 64 bytes and 14 IDs: head, tail and the bytes
  *          between, IDs; 128 bytes, 2 ways.
  * Longer pieces and longer answers are not cached (they rarely come back).
- * Entries per unit of size: tok n, short n, long n / 8, so 64 * n bytes;
- * n is a multiple of 16, the largest that fits the size asked for.
+ * Entries per unit of size: tok n, two n, short n / 2, long n / 8, so
+ * 64 * n bytes; n is a multiple of 16, the largest that fits the size
+ * asked for (piece_cache.c: why this split).
  *
  * Which entry a new piece replaces (the policy): see BPE__PC_POLICY, and
  * piece_cache.c's header for what was measured.
@@ -61,10 +64,12 @@
 
 #if BPE__PC_POLICY == 1
 #define BPE__PC_TOK_WAYS 1
+#define BPE__PC_TWO_WAYS 1
 #define BPE__PC_SHORT_WAYS 1
 #define BPE__PC_LONG_WAYS 1
 #else
 #define BPE__PC_TOK_WAYS 4
+#define BPE__PC_TWO_WAYS 4
 #define BPE__PC_SHORT_WAYS 2
 #define BPE__PC_LONG_WAYS 2
 #endif
@@ -99,15 +104,41 @@ typedef struct {
     uint8_t len, count, freq, merged, pad[4];
 } bpe__pc_long;
 
-typedef char bpe__pc_sizes_are_lines[sizeof(bpe__pc_tok) == 16 && sizeof(bpe__pc_short) == 32 &&
+/* Pieces of 2-8 bytes that merge to two IDs (half the pieces a prose
+ * slice merges, the most common kind of entry), in half a short entry: no
+ * tail, and the second ID, the length and the count share a word.  No
+ * merged flag: two IDs are always merging's answer. */
+typedef struct {
+    uint64_t head;           /* the piece's bytes, zero-padded */
+    uint32_t id;             /* the first ID */
+    uint32_t rest;           /* second ID << 8 | len << 4 | freq; len 0: empty */
+} bpe__pc_two;
+#define BPE__PC_TWO_ID_MAX 0xFFFFFFu  /* a larger second ID goes to short */
+
+typedef char bpe__pc_sizes_are_lines[sizeof(bpe__pc_tok) == 16 && sizeof(bpe__pc_two) == 16 &&
+                                     sizeof(bpe__pc_short) == 32 &&
                                      sizeof(bpe__pc_long) == 128 ? 1 : -1];
+
+/* Entries per unit of size: tok and two 1, short 1 / BPE__PC_SHORT_DIV,
+ * long 1 / BPE__PC_LONG_DIV (piece_cache.c has the measurements). */
+#ifndef BPE__PC_SHORT_DIV
+#define BPE__PC_SHORT_DIV 2
+#endif
+#ifndef BPE__PC_LONG_DIV
+#define BPE__PC_LONG_DIV 8
+#endif
+/* Units come in steps of this many (whole sets in every table). */
+#define BPE__PC_MIN_UNITS (2 * BPE__PC_LONG_DIV > 4 * BPE__PC_SHORT_DIV \
+                           ? 2 * BPE__PC_LONG_DIV : 4 * BPE__PC_SHORT_DIV)
 
 struct bpe_piece_cache {
     const void *owner;       /* the table its answers belong to (first use) */
     bpe__pc_tok *tok;
+    bpe__pc_two *two;
     bpe__pc_short *shrt;
     bpe__pc_long *lng;
-    size_t tok_sets, short_sets, long_sets;  /* powers of two */
+    size_t tok_sets, two_sets, short_sets, long_sets;
+    uint8_t two_merged;      /* 1: what bpe__pc_find points a two hit's flag to */
     void *block;             /* the one allocation the tables live in */
     size_t bytes;            /* its size */
     uint64_t stats[BPE_PIECE_CACHE_NSTATS];
@@ -222,6 +253,19 @@ BPE__PC_INLINE size_t bpe__pc_find(bpe_piece_cache *c, uint64_t hash, const unsi
                                   uint8_t **merged)
 {
     unsigned w, j;
+    if (len <= 8) {
+        bpe__pc_two *set = &c->two[bpe__pc_set(hash, c->two_sets) * BPE__PC_TWO_WAYS];
+        for (w = 0; w < BPE__PC_TWO_WAYS; w++)
+            if (set[w].head == head && (set[w].rest >> 4 & 15) == len) {
+                if (BPE__PC_POLICY != 1)
+                    set[w].rest += (set[w].rest & 15) < BPE__PC_FREQ_MAX;
+                out[0] = set[w].id;
+                out[1] = set[w].rest >> 8;
+                if (merged)
+                    *merged = &c->two_merged;
+                return 2;
+            }
+    }
     if (len <= 16) {
         bpe__pc_short *set = &c->shrt[bpe__pc_set(hash, c->short_sets) * BPE__PC_SHORT_WAYS];
         for (w = 0; w < BPE__PC_SHORT_WAYS; w++)
@@ -266,7 +310,29 @@ static inline void bpe__pc_put(bpe_piece_cache *c, uint64_t hash, const unsigned
     unsigned w;
     if (count == 0)
         return;
-    if (len <= 16 && count <= BPE__PC_SHORT_IDS) {
+    if (len <= 8 && count == 2 && ids[1] <= BPE__PC_TWO_ID_MAX) {
+        bpe__pc_two *set = &c->two[bpe__pc_set(hash, c->two_sets) * BPE__PC_TWO_WAYS];
+        unsigned min = 0;
+        for (w = 0; w < BPE__PC_TWO_WAYS; w++) {
+            if ((set[w].rest >> 4 & 15) == 0)
+                break; /* an empty way first */
+            if ((set[w].rest & 15) < (set[min].rest & 15))
+                min = w;
+        }
+        if (w == BPE__PC_TWO_WAYS) { /* full: BPE__PC_PICK's policy */
+            if (BPE__PC_POLICY == 3 && (set[min].rest & 15) > 0) {
+                set[min].rest--;
+                return;
+            }
+            if (BPE__PC_POLICY == 2)
+                for (w = 0; w < BPE__PC_TWO_WAYS; w++)
+                    set[w].rest -= (set[w].rest & 15) > 0;
+            w = min;
+        }
+        set[w].head = head;
+        set[w].id = ids[0];
+        set[w].rest = ids[1] << 8 | (uint32_t)len << 4;
+    } else if (len <= 16 && count <= BPE__PC_SHORT_IDS) {
         bpe__pc_short *set = &c->shrt[bpe__pc_set(hash, c->short_sets) * BPE__PC_SHORT_WAYS];
         BPE__PC_PICK(set, BPE__PC_SHORT_WAYS, &w);
         if (w == BPE__PC_SHORT_WAYS)

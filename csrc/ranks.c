@@ -1691,7 +1691,7 @@ static inline int rk_encode_piece(const bpe_ranks *r, const unsigned char *text,
  * kind; on o200k prose 65,536 were no better). */
 static int rk_call_cache(bpe_piece_cache *c, size_t text_len)
 {
-    size_t units = 16;
+    size_t units = BPE__PC_MIN_UNITS;
     while (units < 16384 && units * 32 < text_len)
         units *= 2;
     return bpe__pc_init(c, units);

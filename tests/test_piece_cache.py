@@ -424,3 +424,49 @@ def test_random_cjk_sentences_agree_with_tiktoken(name, size):
                         for _ in range(300))
         for _ in range(2):
             assert enc.encode_ordinary(text) == tk.encode_ordinary(text), span
+
+
+# -- pieces of two IDs (piece_cache.h's two table) -----------------------------------------------
+
+def _two_id_toy(backend, piece_cache=None):
+    """A toy vocabulary over letters and over punctuation with NUL bytes,
+    where pieces of 2-8 bytes often merge to two IDs, many of them around
+    2^24: the two table packs the second ID into 24 bits, and a larger one
+    must go to the short table.  Pieces differing only by trailing NULs
+    (same zero-padded head) must keep their own IDs."""
+    rng = random.Random(11)
+    ranks = {bytes([b]): b for b in range(256)}
+    toks = set()
+    for alphabet in (b"abcde", b"!#\x00"):
+        while len(toks) < (60 if alphabet == b"abcde" else 100):
+            toks.add(bytes(rng.choice(alphabet) for _ in range(rng.randint(2, 5))))
+    toks = sorted(toks, key=lambda t: (len(t), t))
+    rng.shuffle(toks)
+    for i, t in enumerate(toks):  # half small IDs, half from 2^24 - 40 up
+        ranks[t] = 256 + i if i % 2 else (1 << 24) - 40 + i
+    return Encoding("two", pat_str=get_encoding("gpt2").pat_str, mergeable_ranks=ranks,
+                    special_tokens={}, backend=backend, piece_cache=piece_cache)
+
+
+@needs_c
+@pytest.mark.parametrize("size", [SMALLEST, None])
+def test_two_id_pieces_keep_their_ids_around_2_to_the_24(size):
+    ref, enc = _two_id_toy("python"), _two_id_toy("c", size)
+    rng = random.Random(12)
+    words = []
+    for _ in range(3000):
+        alphabet = "abcde" if rng.random() < 0.5 else "!#\x00"
+        words.append(" " * rng.randint(0, 1) + "".join(rng.choice(alphabet) for _ in range(rng.randint(2, 8))))
+    seen = {"small": 0, "large": 0}
+    for rnd in range(3):  # again and again: the second time from the cache
+        rng.shuffle(words)
+        for k in range(0, len(words), 20):
+            text = " ".join(words[k:k + 20])
+            want = ref.encode_ordinary(text)
+            assert enc.encode_ordinary(text) == want, text
+    for w in words:
+        ids = ref.encode_ordinary(w)
+        if len(ids) == 2 and 2 <= len(w.encode()) <= 8:
+            seen["small" if ids[1] <= 0xFFFFFF else "large"] += 1
+    # both kinds of second ID were there to be cached
+    assert seen["small"] > 200 and seen["large"] > 50, seen

@@ -1,0 +1,130 @@
+/*
+ * bench_unseen.c -- the unseen-slice workload of tools/bench_encode_table.py
+ * in C alone, for callgrind and A/B timing of ranks.c's piece path.
+ *
+ * Usage: bench_unseen RANKS.tiktoken PATTERN(1 gpt2, 2 cl100k, 3 o200k)
+ *                     CORPUS SLICE_BYTES N_SLICES [CACHE_BYTES]
+ * One cache across calls (as pybpe.Encoding keeps per thread); a warm call on
+ * slice N_SLICES, then one call per slice 0 .. N_SLICES - 1.  Prints per
+ * slice the merges, unit merges and token lookups the cache did not answer,
+ * the CPU time, and a checksum of all IDs (same IDs <=> same checksum).
+ * Under callgrind, --toggle-collect=bpe_ranks_encode_cached counts the
+ * encode calls only.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "text.h"
+
+static int b64(int c)
+{
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+}
+
+static unsigned char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    unsigned char *buf;
+    long n;
+    if (!f) { perror(path); exit(1); }
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    buf = malloc((size_t)n + 1);
+    if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) { perror("read"); exit(1); }
+    fclose(f);
+    *len = (size_t)n;
+    return buf;
+}
+
+static double cpu(void)
+{
+    return (double)clock() / CLOCKS_PER_SEC;
+}
+
+int main(int argc, char **argv)
+{
+    size_t flen, clen, n_tok = 0, cap, i, slice, nsl, cache_bytes;
+    unsigned char *file, *corpus, *bytes;
+    size_t *offsets;
+    uint32_t *ids, *out;
+    bpe_ranks *r;
+    bpe_piece_cache *c;
+    int pattern, st;
+    uint64_t sum = 0;
+    size_t k;
+    if (argc < 6) { fprintf(stderr, "usage: see the header\n"); return 2; }
+    file = slurp(argv[1], &flen);
+    pattern = atoi(argv[2]);
+    corpus = slurp(argv[3], &clen);
+    slice = (size_t)atol(argv[4]);
+    nsl = (size_t)atol(argv[5]);
+    cache_bytes = argc > 6 ? (size_t)atol(argv[6]) : BPE_PIECE_CACHE_DEFAULT_BYTES;
+    cap = flen;
+    bytes = malloc(cap);
+    offsets = malloc(sizeof *offsets * (flen / 4 + 2));
+    ids = malloc(sizeof *ids * (flen / 4 + 2));
+    offsets[0] = 0;
+    {
+        size_t pos = 0, blen = 0;
+        while (pos < flen) {
+            unsigned acc = 0;
+            int bits = 0;
+            while (pos < flen && file[pos] != ' ') {
+                int v = b64(file[pos++]);
+                if (v >= 0) {
+                    acc = (acc << 6) | (unsigned)v;
+                    bits += 6;
+                    if (bits >= 8) {
+                        bits -= 8;
+                        bytes[blen++] = (unsigned char)(acc >> bits);
+                        acc &= (1u << bits) - 1;
+                    }
+                }
+            }
+            pos++;
+            ids[n_tok] = (uint32_t)strtoul((const char *)file + pos, NULL, 10);
+            while (pos < flen && file[pos] != '\n') pos++;
+            pos++;
+            offsets[++n_tok] = blen;
+        }
+    }
+    r = bpe_ranks_new(bytes, offsets, ids, n_tok, NULL, NULL, NULL, 0, BPE_RANKS_WHOLE_PIECE, &st);
+    if (!r) { fprintf(stderr, "ranks: %d\n", st); return 1; }
+    c = bpe_piece_cache_new(cache_bytes, &st);
+    if (!c) { fprintf(stderr, "cache: %d\n", st); return 1; }
+    out = malloc(sizeof *out * (slice + 16));
+    for (k = 0; k <= nsl; k++) {
+        size_t idx = k == 0 ? nsl : k - 1, start = idx * slice, end = start + slice, ends, oends;
+        uint64_t m0 = bpe_piece_cache_stat(c, 1), u0 = bpe_piece_cache_stat(c, 2),
+                 t0 = bpe_piece_cache_stat(c, 0);
+        double t;
+        if (end > clen) { fprintf(stderr, "corpus too short\n"); return 1; }
+        /* at UTF-8 character boundaries */
+        while (start > 0 && (corpus[start] & 0xC0) == 0x80) start++;
+        while (end < clen && (corpus[end] & 0xC0) == 0x80) end++;
+        ends = end - start;
+        t = cpu();
+        st = bpe_ranks_encode_cached(r, c, pattern, corpus + start, end - start, &ends, 1, out, &oends);
+        t = cpu() - t;
+        if (st) { fprintf(stderr, "encode: %d\n", st); return 1; }
+        for (i = 0; i < oends; i++)
+            sum = (sum ^ out[i]) * UINT64_C(0x100000001b3);
+        printf("slice %zu%s: ids %zu merges %llu units %llu lookups %llu  %.2f ms\n", idx,
+               k == 0 ? " (warm)" : "", oends,
+               (unsigned long long)(bpe_piece_cache_stat(c, 1) - m0),
+               (unsigned long long)(bpe_piece_cache_stat(c, 2) - u0),
+               (unsigned long long)(bpe_piece_cache_stat(c, 0) - t0), t * 1e3);
+    }
+    printf("checksum %016llx\n", (unsigned long long)sum);
+    bpe_piece_cache_free(c);
+    bpe_ranks_free(r);
+    return 0;
+}
