@@ -670,3 +670,37 @@ def test_shakespeare_first_2000_merges_match_reference(shakespeare_text, backend
     tok.train(shakespeare_text.splitlines())
     assert len(tok.vocab) - len(tok.merges) == fixture["base_vocab_size"]
     assert tok.merges == expected
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("flavour", [dict(), dict(end_of_word="symbol"), dict(end_of_word=None),
+                                     dict(byte_level=True, pretokenizer="gpt2"),
+                                     dict(special_tokens=["<s>"])])
+def test_trained_vocab_is_the_symbol_tables(monkeypatch, backend, flavour):
+    # After training, the vocabulary is built from the base vocabulary and the
+    # merges (tokenizer._merged_tokens), not exported from the symbol table:
+    # it must be the table's tokens exactly -- here also where a merge makes a
+    # token the table already holds (the text spells the marker "</w>", or
+    # merges reach a base token), so it adds no ID.
+    from pybpe import tokenizer
+
+    made = []
+    real = tokenizer._merged_tokens
+
+    def spy(*args):
+        made.append(real(*args))
+        return made[-1]
+
+    monkeypatch.setattr(tokenizer, "_merged_tokens", spy)
+    corpus = ["</w> </w></w> w> </w>x x</w> ab</w> </w>" * 3, "aaa ab ba abab a</w> w>w>w>",
+              "\u00e9t\u00e9 \u00e9 \ud83d\ude00\ud83d\ude00 " * 2] + LINES[:40]
+    tok = pybpe.BPETokenizer(vocab_size=400, backend=backend, **flavour)
+    tok.train([c.replace("\ud800", "") for c in corpus] if tok.flavour.byte_level else corpus)
+    state = tok._state
+    assert made and made[-1] is not None  # the fast path ran
+    exported = [tok.flavour.from_bytes(t) for t in state.symtab.tokens()]
+    assert state.vocab == exported + list(tok.special_tokens)
+    assert state.merges == [(exported[a], exported[b]) for a, b, _ in state.merge_ids]
+    assert list(state.token_to_id.items()) == list({t: i for i, t in reversed(list(enumerate(state.vocab)))}.items())
+    if flavour == dict(end_of_word="symbol"):  # "<" + "/" ... made "</w>", the marker's own ID
+        assert any(merged < state.merge_ids[0][2] for _, _, merged in state.merge_ids)
