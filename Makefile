@@ -32,7 +32,7 @@ bench-pretok:
 build: $(STAMP)          ## recompile the C extension in place after editing csrc/
 	$(PY) -m pip install -q --no-build-isolation -e .
 
-$(STAMP): pyproject.toml setup.py pybpe/_build.py $(CSRC) $(wildcard csrc/*.h csrc/*.inc csrc/py/*.h)
+$(STAMP): pyproject.toml setup.py pybpe/_build.py $(CSRC) $(wildcard csrc/*.h csrc/*.inc csrc/py/*.h csrc/pyext/*.c)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip setuptools wheel cffi
 	$(PY) -m pip install -q --no-build-isolation -e '.[test]'

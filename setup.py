@@ -9,7 +9,7 @@ import shutil
 import sys
 import tempfile
 
-from setuptools import setup
+from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 try:  # setuptools >= 59 re-exports distutils' errors here
@@ -79,4 +79,10 @@ class optional_build_ext(build_ext):
 if os.environ.get("PYBPE_NO_EXTENSION", "") not in ("", "0"):
     setup()
 else:
-    setup(cffi_modules=["pybpe/_build.py:ffibuilder"], cmdclass={"build_ext": optional_build_ext})
+    # pybpe._pylists (csrc/pyext/pylists.c): encoder output as Python lists,
+    # a plain CPython extension (a cffi function cannot return a Python
+    # object) on the limited API; optional like the cffi module, and the
+    # lists are built through marshal without it.
+    _PYLISTS = Extension("pybpe._pylists", ["csrc/pyext/pylists.c"], py_limited_api=True)
+    setup(cffi_modules=["pybpe/_build.py:ffibuilder"], ext_modules=[_PYLISTS],
+          cmdclass={"build_ext": optional_build_ext})

@@ -279,6 +279,85 @@ def test_long_runs_become_lists_by_repetition(monkeypatch):
     assert enc.encode_ordinary(text) == enc.encode_to_numpy(text).tolist()
 
 
+# -- the C output as Python lists through an int table (csrc/pyext/pylists.c) ------------
+
+def _pylists():
+    cr = _cranks()
+    if cr._pylists is None:
+        pytest.skip("pybpe._pylists is not built")
+    return cr
+
+
+def _flat(lists):
+    flat = [i for ids in lists for i in ids]
+    ends, total = [], 0
+    for ids in lists:
+        total += len(ids)
+        ends.append(total)
+    return flat, ends
+
+
+@settings(max_examples=400, deadline=None)
+@given(lists=st.lists(st.lists(st.one_of(st.integers(0, 300), st.integers(0, 999)), max_size=60), max_size=12),
+       size=st.sampled_from([1000, 1001, 5000]))
+def test_table_lists_equal_the_plain_unpacking(lists, size):
+    # Every list, empty ones too, spelled exactly, as separate mutable lists;
+    # IDs 0 and size - 1 are the table's edges, and a table is reused.
+    cr = _pylists()
+    from pybpe._bpe_c import ffi
+    lists = lists + [[0, size - 1, 0]]
+    flat, ends = _flat(lists)
+    table = cr._pylists.new_table(size)
+    for _ in range(2):  # the second time every int comes from the table
+        got = cr._table_lists(table, ffi.new("uint32_t[]", flat), ffi.new("size_t[]", ends), len(lists))
+        assert got == lists
+        assert all(type(ids) is list for ids in got) and len({id(ids) for ids in got}) == len(got)
+        assert all(type(i) is int for ids in got for i in ids)
+    assert cr._table_lists(table, ffi.new("uint32_t[]", 1), ffi.new("size_t[]", 1), 0) == []
+
+
+def test_table_lists_refuse_ids_outside_the_table_and_decreasing_ends():
+    cr = _pylists()
+    from pybpe._bpe_c import ffi
+    table = cr._pylists.new_table(10)
+    with pytest.raises(ValueError, match="outside the table"):
+        cr._table_lists(table, ffi.new("uint32_t[]", [3, 10]), ffi.new("size_t[]", [1, 2]), 2)
+    with pytest.raises(ValueError, match="must not decrease"):
+        cr._table_lists(table, ffi.new("uint32_t[]", [3, 4]), ffi.new("size_t[]", [2, 1]), 2)
+    with pytest.raises(ValueError):
+        cr._pylists.new_table(-1)
+    with pytest.raises(ValueError):
+        cr._pylists.id_lists(object(), 0, 0, 0)  # not a table (PyCapsule_GetPointer's error)
+
+
+def test_rank_tables_keep_an_int_table_only_for_dense_ids():
+    cr = _pylists()
+    assert cr.RankTable([b"a", b"b"], [0, 1])._ints is not None
+    sparse = cr.RankTable([b"a", b"b", b"ab"], [0, 1, 2 ** 31])  # a table of 2^31 pointers: no
+    assert sparse._ints is None
+    assert sparse.encode_texts_split([b"ab" * 40, b"ba" * 30], cr.PRESET_GPT2) == [[2 ** 31] * 40, [1] + [2 ** 31] * 29 + [0]]
+
+
+def test_encode_paths_equal_with_and_without_the_int_table():
+    # The same encoder with its int table and without (marshal stream or
+    # unpacking), on every path that makes lists: one text, long and short,
+    # and batches on one and two threads.
+    _pylists()
+    text = shakespeare()[:300_000]
+    docs = [text[i:i + 3_000] for i in range(0, len(text), 3_000)] + ["", "a", "   \n", "日本語のテキスト" * 50]
+    for name in ("gpt2", "o200k_base"):
+        base = get_encoding(name, backend="c")
+        with_table, plain = (Encoding(base.name, pat_str=base.pat_str, mergeable_ranks=base.mergeable_ranks,
+                                      special_tokens=base.special_tokens, backend="c") for _ in range(2))
+        assert with_table._table._ints is not None
+        plain._table._ints = None
+        assert with_table.encode_ordinary(text) == plain.encode_ordinary(text)
+        for doc in docs[:5] + docs[-4:]:
+            assert with_table.encode_ordinary(doc) == plain.encode_ordinary(doc)
+        for threads in (1, 2):
+            assert with_table.encode_ordinary_batch(docs, num_threads=threads) == plain.encode_ordinary_batch(docs, num_threads=1)
+
+
 # -- encode_file ----------------------------------------------------------------------
 
 def _expected(enc, text, sep, eot=True):

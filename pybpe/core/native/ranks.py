@@ -14,6 +14,11 @@ from itertools import accumulate
 from ..._bpe_c import ffi, lib
 from ...errors import raise_for_status
 
+try:  # optional, built beside the cffi module (csrc/pyext/pylists.c)
+    from ... import _pylists
+except ImportError:  # pragma: no cover - a build without it
+    _pylists = None
+
 HEAP_THRESHOLD = lib.BPE_RANKS_HEAP_THRESHOLD
 
 
@@ -69,7 +74,10 @@ def split(text, preset):
     return out
 
 
-# Python lists from the C output.  Unpacking makes one int object per ID
+# Python lists from the C output.  Where pybpe._pylists is built (it is
+# optional), a RankTable makes them through its int table (_TABLE_MIN_IDS
+# below), ~2.1-2.4 ns per ID; what follows is the way without it, and the way
+# for a few IDs or sparse IDs.  Unpacking makes one int object per ID
 # while holding the GIL (11-30 ns each, more as the output grows): on
 # Shakespeare that was 40% of encode_ordinary_batch on one thread, and the
 # part two threads cannot share.  From _MARSHAL_MIN_IDS IDs on, they go
@@ -156,6 +164,24 @@ def _marshal_reads_idlists():
 _USE_MARSHAL = _marshal_reads_idlists()
 
 
+# Lists through pybpe._pylists (csrc/pyext/pylists.c): each ID's int taken
+# from a table the RankTable keeps, 2.1-2.4 ns per ID holding the GIL where
+# the marshal stream costs ~6 in all, ~5 of them holding it (gpt2, 1.2 MB of
+# Shakespeare in 120 lists: 0.8 against 2.3 ms).  A call costs ~0.6 us,
+# as much as unpacking 8 IDs (16 IDs: 0.62 against 0.70 us; 64: 0.73
+# against 1.27).  The table has one pointer per ID up to the largest (IDs
+# are any 32-bit values), so it is made only when the largest ID is below
+# _TABLE_MAX_SIZE or twice the token count; sparser IDs keep the stream.
+_TABLE_MIN_IDS = 16
+_TABLE_MAX_SIZE = 1 << 22
+
+
+def _table_lists(table, out, ends, n_lists):
+    """_id_lists through a pybpe._pylists table (every ID of out below its
+    size)."""
+    return _pylists.id_lists(table, int(ffi.cast("uintptr_t", out)), int(ffi.cast("uintptr_t", ends)), n_lists)
+
+
 def _id_lists(out, ends, n_lists, min_ids=None):
     """n_lists lists of IDs from C output: list i is out[ends[i-1]:ends[i]]
     (out: uint32_t[], ends: size_t[]); one long list of runs by repetition
@@ -212,6 +238,24 @@ class RankTable:
                                   lefts, rights, results, n_merges, flags, status)
         _check(status[0], "building the rank table")
         self._table = ffi.gc(table, lib.bpe_ranks_free)
+        # The int objects encode results are made of (see _lists): one
+        # table per RankTable, shared by its threads (only ever used
+        # holding the GIL).
+        size = max(ids, default=0) + 1
+        self._ints = (_pylists.new_table(size)
+                      if _pylists is not None and size <= max(_TABLE_MAX_SIZE, 2 * len(ids)) else None)
+
+    def _lists(self, out, ends, n_lists, min_ids=None):
+        # n_lists ID lists from C output (as _id_lists): one long list of
+        # runs by repetition, else through the int table when there is one.
+        n_ids = ends[n_lists - 1] if n_lists else 0
+        if self._ints is None or n_ids < _TABLE_MIN_IDS:
+            return _id_lists(out, ends, n_lists, min_ids)
+        if n_lists == 1 and n_ids >= _MARSHAL_MIN_IDS:
+            runs = _run_list(out, n_ids)
+            if runs is not None:
+                return [runs]
+        return _table_lists(self._ints, out, ends, n_lists)
 
     def new_cache(self, max_bytes):
         """A piece cache for this table's encode calls (the `cache` argument
@@ -275,7 +319,7 @@ class RankTable:
             return []
         out = _new_uninit("uint32_t[]", len(data))
         ends = self._encode_one(data, preset, cache, out)
-        return _id_lists(out, ends + 1, 1)[0]
+        return self._lists(out, ends + 1, 1)[0]
 
     def _encode_one(self, data, preset, cache, out):
         # One text into `out`; returns size_t[2] {len(data), number of IDs}
@@ -341,7 +385,7 @@ class RankTable:
             status = lib.bpe_ranks_encode_cached(self._table, cache, preset, ffi.from_buffer(data), len(data),
                                                  text_ends, n, out, out_ends)
         _check(status, "encoding")
-        return _id_lists(out, out_ends, n, _MARSHAL_MIN_IDS_BATCH)
+        return self._lists(out, out_ends, n, _MARSHAL_MIN_IDS_BATCH)
 
     def encode_to_buffer(self, data, preset, itemsize=4, cache=None):
         """IDs of UTF-8 `data` (one text) as an array of 4- or 2-byte

@@ -1,0 +1,181 @@
+/*
+ * pylists.c -- the module pybpe._pylists: encoder output (a uint32 ID array
+ * cut by an array of ends) as Python lists of ints, in one pass, with each
+ * ID's int object taken from a table instead of made.
+ *
+ * Why a CPython extension beside the cffi module: a cffi function cannot
+ * return a Python object, so the lists were built in Python from a marshal
+ * stream (csrc/py/idlists.c): ~6 ns per ID in all (gpt2, 1.2 MB of
+ * Shakespeare in 120 lists: 2.3 ms), ~5 of them in marshal.loads holding
+ * the GIL.  Here a list item is one table read, one reference count and one
+ * PyList_SetItem: 2.1-2.4 ns per ID (0.8 ms), all of it holding the GIL
+ * (object making needs it).  Building the lists is what threads cannot
+ * share, so it bounds encode_batch on two threads as well as one.
+ *
+ * The table (a capsule) holds one int object per ID below its size, made
+ * the first time that ID is seen and kept until the table is freed, so a
+ * table of n IDs costs n pointers plus the ints met so far.  Ints are
+ * immutable, so sharing one object among every list is invisible.  Callers
+ * hold the GIL throughout (this is ordinary extension code), so the lazy
+ * filling needs no lock.
+ *
+ * Limited API (Python 3.9+), so one build serves every later CPython.  The
+ * ID and end arrays come as addresses (the limited API of 3.9 has no buffer
+ * protocol); pybpe/core/native/ranks.py passes the cffi arrays it owns and
+ * keeps alive for the call.  The module is optional: without it, ranks.py
+ * builds lists through the marshal stream as before.
+ */
+#define Py_LIMITED_API 0x03090000
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stdint.h>
+#include <stdlib.h>
+
+#define TABLE_NAME "pybpe._pylists.table"
+
+typedef struct {
+    Py_ssize_t size;  /* IDs 0 .. size - 1 */
+    PyObject **ints;  /* ints[id]: a strong reference, or NULL before first use */
+} pl_table;
+
+static void pl_table_free(PyObject *capsule)
+{
+    pl_table *table = (pl_table *)PyCapsule_GetPointer(capsule, TABLE_NAME);
+    Py_ssize_t i;
+
+    if (!table)
+        return;
+    for (i = 0; i < table->size; i++)
+        Py_XDECREF(table->ints[i]);
+    free(table->ints);
+    free(table);
+}
+
+static PyObject *pl_new_table(PyObject *module, PyObject *args)
+{
+    Py_ssize_t size;
+    pl_table *table;
+    PyObject *capsule;
+
+    (void)module;
+    if (!PyArg_ParseTuple(args, "n:new_table", &size))
+        return NULL;
+    if (size < 0 || (size_t)size > SIZE_MAX / sizeof(PyObject *)) {
+        PyErr_SetString(PyExc_ValueError, "table size out of range");
+        return NULL;
+    }
+    table = (pl_table *)malloc(sizeof *table);
+    if (!table)
+        return PyErr_NoMemory();
+    table->size = size;
+    table->ints = (PyObject **)calloc(size ? (size_t)size : 1, sizeof(PyObject *));
+    if (!table->ints) {
+        free(table);
+        return PyErr_NoMemory();
+    }
+    capsule = PyCapsule_New(table, TABLE_NAME, pl_table_free);
+    if (!capsule) {
+        free(table->ints);
+        free(table);
+    }
+    return capsule;
+}
+
+/* One list of ids[0 .. n), or NULL with an exception set. */
+static PyObject *pl_list(pl_table *table, const uint32_t *ids, Py_ssize_t n)
+{
+    PyObject *list = PyList_New(n);
+    Py_ssize_t k;
+
+    if (!list)
+        return NULL;
+    for (k = 0; k < n; k++) {
+        uint32_t id = ids[k];
+        PyObject *value;
+        if ((size_t)id >= (size_t)table->size) {
+            PyErr_Format(PyExc_ValueError, "ID %lu is outside the table (%zd IDs)", (unsigned long)id,
+                         table->size);
+            Py_DECREF(list);
+            return NULL;
+        }
+        value = table->ints[id];
+        if (!value) {
+            value = PyLong_FromUnsignedLong(id);
+            if (!value) {
+                Py_DECREF(list);
+                return NULL;
+            }
+            table->ints[id] = value;
+        }
+        Py_INCREF(value);
+        PyList_SetItem(list, k, value);  /* steals the reference; cannot fail here */
+    }
+    return list;
+}
+
+static PyObject *pl_id_lists(PyObject *module, PyObject *args)
+{
+    PyObject *capsule, *outer, *ids_address, *ends_address;
+    const uint32_t *ids;
+    const size_t *ends;
+    pl_table *table;
+    Py_ssize_t n_lists, i;
+    size_t start = 0;
+
+    (void)module;
+    if (!PyArg_ParseTuple(args, "OOOn:id_lists", &capsule, &ids_address, &ends_address, &n_lists))
+        return NULL;
+    table = (pl_table *)PyCapsule_GetPointer(capsule, TABLE_NAME);
+    if (!table)
+        return NULL;
+    ids = (const uint32_t *)PyLong_AsVoidPtr(ids_address);
+    if (!ids && PyErr_Occurred())
+        return NULL;
+    ends = (const size_t *)PyLong_AsVoidPtr(ends_address);
+    if (!ends && PyErr_Occurred())
+        return NULL;
+    if (n_lists < 0 || (n_lists && (!ids || !ends))) {
+        PyErr_SetString(PyExc_ValueError, "id_lists: bad arguments");
+        return NULL;
+    }
+    for (i = 0; i < n_lists; start = ends[i], i++) {
+        if (ends[i] < start || ends[i] - start > (size_t)PY_SSIZE_T_MAX) {
+            PyErr_SetString(PyExc_ValueError, "id_lists: ends must not decrease");
+            return NULL;
+        }
+    }
+    outer = PyList_New(n_lists);
+    if (!outer)
+        return NULL;
+    for (i = 0, start = 0; i < n_lists; start = ends[i], i++) {
+        PyObject *list = pl_list(table, ids + start, (Py_ssize_t)(ends[i] - start));
+        if (!list) {
+            Py_DECREF(outer);
+            return NULL;
+        }
+        PyList_SetItem(outer, i, list);
+    }
+    return outer;
+}
+
+static PyMethodDef pl_methods[] = {
+    {"new_table", pl_new_table, METH_VARARGS,
+     "new_table(size) -> a table of int objects for IDs below size, each made when first needed."},
+    {"id_lists", pl_id_lists, METH_VARARGS,
+     "id_lists(table, ids_address, ends_address, n_lists) -> n_lists lists: list i holds the\n"
+     "uint32 IDs at ids_address[ends[i-1] .. ends[i]) (ends: size_t at ends_address, ends[-1]\n"
+     "taken as 0).  The addresses must point at arrays that long, alive for the call."},
+    {NULL, NULL, 0, NULL}
+};
+
+static struct PyModuleDef pl_module = {
+    PyModuleDef_HEAD_INIT, "pybpe._pylists",
+    "Encoder output as Python lists of ints (csrc/pyext/pylists.c).", -1, pl_methods,
+    NULL, NULL, NULL, NULL
+};
+
+PyMODINIT_FUNC PyInit__pylists(void)
+{
+    return PyModule_Create(&pl_module);
+}
