@@ -28,8 +28,10 @@ for helpers busy with other calls: it waits only for items it knows are taken.
 Measured (encode_ordinary_batch, 2 threads, ~1 MB of unseen Shakespeare in
 ~10 KB documents per call, tools/bench_batch_threads.py under chrt -f 10 on
 the shared 2-core machine; 2 threads / 1 thread): a pool per call 1.29-1.35x,
-these helpers 1.45-1.55x.  Where a call's time goes now (gpt2, one thread:
-~8.2 ms in C, ~2.7 ms making the lists, of which ~2.0 holding the GIL): the
+these helpers 1.45-1.55x.  Where a call's time goes (gpt2, one thread:
+~8.2 ms in C, ~2.7 ms making the lists through marshal, of which ~2.0
+holding the GIL; ~1.0 ms, all holding it, through pybpe._pylists' int table,
+which took 2 threads from ~1.51x to ~1.63x on a busy machine): the
 helper starts ~0.2 ms after the caller (the caller's UTF-8, then a thread
 wake-up), the threads' lists wait for each other when their slices end
 together, and the two piece caches merge ~8% more pieces than one cache.

@@ -647,13 +647,13 @@ class Encoding:
         backend) the list is cut into slices of consecutive texts, one per
         thread and a short last one (see _slice_bounds), and each slice is
         one C call that runs without the GIL; only the UTF-8 encoding and the
-        building of the result lists (from a marshal stream, see
-        pybpe/core/native/ranks.py) hold it.  The calling thread encodes
-        slices too, beside helper threads that live across calls
-        (pybpe/_workers.py); no more threads than CPUs are used.  Each
-        slice's call takes one of the Encoding's idle piece caches (see
-        piece_cache), so every thread has its own while it works and the
-        next batch's threads find them warm.  On the Python backend the texts
+        building of the result lists (from a table of int objects, or a
+        marshal stream; see pybpe/core/native/ranks.py) hold it.  The
+        calling thread encodes slices too, beside helper threads that live
+        across calls (pybpe/_workers.py); no more threads than CPUs are
+        used.  Each slice's call takes one of the Encoding's idle piece
+        caches (see piece_cache), so every thread has its own while it works
+        and the next batch's threads find them warm.  On the Python backend the texts
         are encoded one after another on the calling thread: pure-Python
         work cannot share the GIL.
 
