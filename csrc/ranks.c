@@ -1680,6 +1680,15 @@ static inline int rk_encode_piece(const bpe_ranks *r, const unsigned char *text,
             *count = 1;
             return BPE_OK;
         }
+    } else if (len == 1) {
+        /* One byte (a comma, a newline: a fifth of Shakespeare's pieces):
+         * its part, no call.  A byte with no token is the call's error. */
+        uint32_t k = r->byte_part[text[pos]];
+        if (k < r->n_tokens) {
+            out[produced] = rk_id(r, k);
+            *count = 1;
+            return BPE_OK;
+        }
     }
     return rk_encode_piece_rest(r, text, text_len, pos, len, c, s, out, produced, count);
 }
