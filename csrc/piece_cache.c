@@ -69,7 +69,17 @@
  * were not kept.  CPU time of those 10 slices, medians of 5 alternating
  * runs (loaded machine), before -> after: gpt2 prose 36.3 -> 35.5 ms,
  * source 30.3 -> 29.2; cl100k prose 38.6 -> 37.3, source 31.0 -> 30.7;
- * o200k prose 42.5 -> 40.8.
+ * o200k prose 42.5 -> 40.8.  Still merged again after that (gpt2 prose,
+ * 10 slices): 6,325 of 33,858 merges, mostly pieces of 9-16 bytes (3,380)
+ * and of up to 8 bytes with 3 IDs (1,583), the short table's; a 64 MiB
+ * cache merges 27,567.  Policy 2 on this split merges 2-8% less on prose
+ * and source (gpt2 source 15,118 -> 13,970) but 2% more on o200k CJK; not
+ * timed on the chat and short workloads that chose 3, so not taken.
+ * Dead ends, same harness, CPU-time medians of 5-7 alternating runs:
+ * keying every piece of a scanner run (128 pieces) first and prefetching
+ * its tok or short set before encoding the run (none faster, up to 4%
+ * slower); writing an entry's count only when it changes (a hit stored it
+ * unchanged, dirtying the line: 3-7% slower, the branch mispredicts).
  *
  * What it cost CJK, and the fix.  With this cache, encode_ordinary of 1 MB
  * of CJK (bench_encode_table.py's corpus_cjk) got ~45% slower on cl100k and

@@ -416,7 +416,15 @@ static size_t rk_pair_filter_bit(const bpe_ranks *r, uint64_t m)
 }
 
 /* Priority of merging parts (left, right), or RK_NONE; *result gets the
- * merged part when there is one. */
+ * merged part when there is one.  Unseen prose (11 slices of 0.5 MB, gpt2 /
+ * cl100k / o200k): 309k / 322k / 351k questions, 195k / 212k / 240k past
+ * the filter, and 94-95% of those find their pair, so what is left of this
+ * function's time (~12% of the call's samples, perf) is the slot's line
+ * missing the core's caches.  Measured, not built: a bit per part "is
+ * some pair's left" / "some pair's right" (a few KB) would answer 5% of
+ * the questions; the 4,096 lowest results answer ~50% of the hits (8,192:
+ * ~62%), the hot lines the caches keep already (see the hot pair table's
+ * dead end above). */
 static uint32_t rk_pair_get(const bpe_ranks *r, uint32_t left, uint32_t right,
                             uint32_t *result)
 {
