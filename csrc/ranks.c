@@ -128,6 +128,25 @@
  *     windows whose meeting parts are checked (rk_merge_windows, with the
  *     proof): 1 MB of random letters ~260 -> ~76 ms (cl100k); windows that
  *     end where the bytes are least eager to merge (rk_window_end): ~42 ms.
+ *   - CJK under o200k: a long piece was cut only between two bytes no
+ *     token holds side by side (rk_merge_cut), and under o200k nearly every
+ *     pair of CJK bytes is held, so ~0.7% of character boundaries were cuts
+ *     and new sentences were merged whole.  Now o200k cuts wherever no token
+ *     occurring in the piece spans the place (the span filter, with the
+ *     proof at rk_merge_cut): ~65% of the boundaries (a few fewer: the
+ *     filter may take a string for a token).  Unseen 0.5 MB slices
+ *     of the benchmark's cjk corpus, CPU time, medians of 6 slices, the two
+ *     builds in alternating processes, each with gigatoken in the same
+ *     process: pybpe list 6.5-7.6 -> 4.0-4.8 ms (against gigatoken's list
+ *     0.77-0.84x -> 1.32-1.49x), NumPy 6.0-7.0 -> 3.3-3.9 ms (against its
+ *     NumPy 0.53-0.61x -> 0.98-1.10x); o200k multilingual, prose and Python
+ *     source the same within noise; o200k load time the same (~210-218 ms).
+ *     Dead ends: the span rule for gpt2 and cl100k too (CJK 4.3 -> 4.7-4.9
+ *     and 3.7 -> 4.1-4.4 ms: their byte pairs already cut 81% and 40%, and
+ *     the walk cost more than the finer cuts saved), so it is chosen per
+ *     table (RK_DENSE_PAIRS_DIV); confirming each token the filter reports
+ *     in the token table (o200k CJK ~4.5 ms; without, ~4.0: a false report
+ *     only loses a cut).
  */
 #include <assert.h>
 #include <stdlib.h>
@@ -255,8 +274,17 @@ struct bpe_ranks {
     size_t max_token_len;     /* bytes of the longest token */
     /* Bit a << 8 | b set when no token holds byte a followed by byte b, so
      * a piece may be cut between them (rk_merge_cut); 8 KB.  NULL when
-     * results do not concatenate (then nothing is cut). */
+     * results do not concatenate (then nothing is cut) or when the span
+     * filter is used instead. */
     uint64_t *cut_ok;
+    /* The span filter (rk_merge_cut): two bits per cell, cell picked by
+     * rk_span_cell of a rolling hash of a string -- bit 0 "some token
+     * starts with this string and goes on", bit 1 "maybe a token".  No
+     * false negatives, so a walk guided by it finds every token starting at
+     * a place; false positives only walk further or ask the token table.
+     * NULL when results do not concatenate or cut_ok is used instead. */
+    uint64_t *span_filter;
+    unsigned span_shift;      /* 64 - log2(cells) */
 };
 
 /* ------------------------------------------------------------------ hashing */
@@ -978,11 +1006,22 @@ static int rk_build_byte_pairs(bpe_ranks *r)
     return BPE_OK;
 }
 
+/* The span filter replaces cut_ok when the tokens hold at least 1 in
+ * RK_DENSE_PAIRS_DIV of the pairs of the bytes they use (of ~200 bytes used,
+ * gpt2 holds 7% of the pairs, cl100k 17%, o200k 24%).  A choice of speed
+ * only (both rules are exact): where the byte pairs alone cut often (gpt2,
+ * cl100k) the walk cost more than its finer cuts saved (CJK, CPU time per
+ * 0.5 MB: cl100k 3.7 -> 4.1-4.4 ms, gpt2 4.3 -> 4.7-4.9). */
+#define RK_DENSE_PAIRS_DIV 5
+
 /* cut_ok (see bpe_ranks): every pair of neighbouring bytes of every token
- * marks its bit taken, and the others are the cuts. */
-static int rk_build_cut_ok(bpe_ranks *r)
+ * marks its bit taken, and the others are the cuts.  *dense gets whether
+ * the tokens hold at least RK_DENSE_PAIRS of the pairs of their bytes (then
+ * the span filter is worth its walk). */
+static int rk_build_cut_ok(bpe_ranks *r, int *dense)
 {
-    size_t k, i, w;
+    size_t k, i, w, held = 0, used = 0;
+    uint64_t seen[4] = {0, 0, 0, 0};
     r->cut_ok = malloc(1024 * sizeof *r->cut_ok);
     if (!r->cut_ok)
         return BPE_ENOMEM;
@@ -993,6 +1032,56 @@ static int rk_build_cut_ok(bpe_ranks *r)
         for (i = 1; i < rk_len(r, k); i++) {
             size_t ab = (size_t)t[i - 1] << 8 | t[i];
             r->cut_ok[ab / 64] &= ~((uint64_t)1 << (ab % 64));
+            seen[t[i - 1] / 64] |= (uint64_t)1 << (t[i - 1] % 64);
+            seen[t[i] / 64] |= (uint64_t)1 << (t[i] % 64);
+        }
+    }
+    for (w = 0; w < 1024; w++)
+        for (i = 0; i < 64; i++)
+            held += !(r->cut_ok[w] >> i & 1);
+    for (w = 0; w < 256; w++)
+        used += seen[w / 64] >> (w % 64) & 1;
+    *dense = held * RK_DENSE_PAIRS_DIV >= used * used;
+    return BPE_OK;
+}
+
+/* The rolling hash of the span filter: h of a string, then h of it with
+ * byte b appended.  One multiply a byte; the cell is read from the high
+ * bits, which depend on every bit of the string. */
+#define RK_SPAN_SEED BPE__FNV_OFFSET
+static inline uint64_t rk_span_step(uint64_t h, unsigned char b)
+{
+    return (h ^ b) * BPE__GOLDEN64;
+}
+
+/* Cells of the span filter per token (rounded up to a power of two): o200k
+ * has 199,998 tokens and 289,324 distinct strings that some longer token
+ * starts with, so 4M cells (1 MB), about one cell in nine used. */
+#define RK_SPAN_CELLS_PER_TOKEN 16
+
+/* span_filter (see bpe_ranks): every proper prefix of every token marks
+ * bit 0 of its cell, every token bit 1. */
+static int rk_build_span_filter(bpe_ranks *r)
+{
+    size_t cells = 64, k, i;
+    unsigned cell_bits = 6;
+    while (cells < RK_SPAN_CELLS_PER_TOKEN * r->n_tokens && cells < ((size_t)1 << 30)) {
+        cells *= 2;
+        cell_bits++;
+    }
+    r->span_filter = calloc(cells / 32, sizeof *r->span_filter);
+    if (!r->span_filter)
+        return BPE_ENOMEM;
+    r->span_shift = 64 - cell_bits;
+    for (k = 0; k < r->n_tokens; k++) {
+        const unsigned char *t = r->bytes + r->offsets[k];
+        size_t len = rk_len(r, k);
+        uint64_t h = RK_SPAN_SEED;
+        for (i = 0; i < len; i++) {
+            size_t c;
+            h = rk_span_step(h, t[i]);
+            c = (size_t)(h >> r->span_shift);
+            r->span_filter[c / 32] |= (uint64_t)(i + 1 < len ? 1 : 2) << (2 * (c % 32));
         }
     }
     return BPE_OK;
@@ -1004,7 +1093,7 @@ bpe_ranks *bpe_ranks_new(const unsigned char *bytes, const size_t *offsets,
                          const uint32_t *results, size_t n_merges, int flags,
                          int *status)
 {
-    int st = BPE_OK;
+    int st = BPE_OK, dense = 0;
     bpe_ranks *r = NULL;
     if (!offsets || (n_tokens && (!bytes || !ids))) {
         st = BPE_EINVAL;
@@ -1036,7 +1125,12 @@ bpe_ranks *bpe_ranks_new(const unsigned char *bytes, const size_t *offsets,
     if (st == BPE_OK && n_tokens >= RK_BYTE_PAIRS_MIN)
         st = rk_build_pair_filter(r);
     if (st == BPE_OK && r->results_concatenate)
-        st = rk_build_cut_ok(r);
+        st = rk_build_cut_ok(r, &dense);
+    if (st == BPE_OK && r->results_concatenate && dense) {
+        st = rk_build_span_filter(r);
+        free(r->cut_ok);
+        r->cut_ok = NULL;
+    }
 
 cleanup:
     if (st != BPE_OK) {
@@ -1062,6 +1156,7 @@ void bpe_ranks_free(bpe_ranks *r)
     free(r->tok_filter);
     free(r->pair_filter);
     free(r->cut_ok);
+    free(r->span_filter);
     free(r);
 }
 
@@ -1472,16 +1567,34 @@ done:
  * whole: ~1,000 merges of ~75 KB per 0.5 MB call, ~55% of the time.  Yet
  * the sentences are made of the same few words.
  *
- * The cut.  Let a piece p hold byte a = p[k-1] followed by b = p[k], where
- * no token holds a followed by b (cut_ok).  Then p merges as its two halves
- * do, one after the other: BPE(p) = BPE(p[0..k)) BPE(p[k..)), for any rank
- * file whose results concatenate.  A part is one byte or a token made by
- * merging, whose bytes are its halves' bytes, so no part ever covers both a
- * and b; the pair of parts across k never has a priority (its result would
- * be such a token), so no merge crosses k; and the lowest, leftmost pair of
- * one side is that side's lowest, leftmost pair alone, so each side makes
- * the merges it makes alone, in the same order.  Under cl100k 40% of the
- * boundaries between CJK characters are such cuts (gpt2 81%, o200k ~40%).
+ * The cut.  Let k be a place in a piece p that no token occurring in p
+ * spans: no token p[i..j) of two bytes or more with i < k < j.  Then p
+ * merges as its two halves do, one after the other: BPE(p) = BPE(p[0..k))
+ * BPE(p[k..)), for any rank file whose results concatenate.  Every part
+ * merging forms is one byte or a token occurring at its place in p (its
+ * bytes are its halves' bytes), so no part ever covers both p[k-1] and
+ * p[k]; the pair of parts across k never has a priority (its result would
+ * be a token spanning k), so no merge crosses k; and the lowest, leftmost
+ * pair of one side is that side's lowest, leftmost pair alone, so each side
+ * makes the merges it makes alone, in the same order.
+ *   A special case, and cheap: a place between two bytes no token holds
+ * side by side (cut_ok, a 64 Kbit map of byte pairs): no token spans it.
+ * gpt2 and cl100k cut there only (81% and 40% of the boundaries between
+ * CJK characters).  Under o200k nearly every pair of CJK bytes occurs in
+ * some token, so that cut ~0.7% of them; the general rule cuts ~65%.
+ *   Finding the places: for each start i, the farthest end of a token
+ * starting there, by walking p[i..j) while some token starts with it (the
+ * span filter: a bit per string that some longer token starts with and a
+ * bit per token, in cells picked by a rolling hash -- no false negatives, so
+ * the walk finds every token; a false "token" only loses a cut, so it is
+ * not confirmed in the token table: ~10% faster on o200k CJK).  k is a cut
+ * when no start before k reaches past it.  CJK text walks ~2-3 bytes per
+ * byte under every shipped vocabulary; a run of spaces ~126 (o200k's long
+ * space tokens), so the walk stops cutting past RK_SPAN_STEPS per byte.
+ * The filter is 16 cells of 2 bits per token (o200k: 1 MB, ~1 cell in 9
+ * used), built with the table (o200k load: no change within noise), for
+ * tables whose byte pairs cut too rarely (RK_DENSE_PAIRS_DIV: o200k, and
+ * small dense vocabularies); the others keep cut_ok.
  *
  * The units between cuts (a few characters) recur where whole sentences
  * do not, so each unit is asked of the piece cache and only the ones it
@@ -1494,12 +1607,40 @@ done:
  */
 #define RK_CUT_MIN 17    /* shorter pieces are merged whole */
 #define RK_CUT_MAX 4096  /* longer ones too: rk_merge_piece's run engine and windows */
+/* Walk steps per byte of a piece before rk_merge_cut stops cutting it (CJK
+ * text takes ~2-3 under every shipped vocabulary, Python source ~3.5-5). */
+#define RK_SPAN_STEPS 16
 
 /* Whether a piece may be cut between bytes a and b (bpe_ranks' cut_ok). */
 static int rk_cut_ok(const bpe_ranks *r, unsigned a, unsigned b)
 {
     size_t ab = (size_t)a << 8 | b;
     return (int)(r->cut_ok[ab / 64] >> (ab % 64) & 1);
+}
+
+/* The farthest end, beyond `reach`, of what the span filter takes for a
+ * token of two bytes or more starting at p[i], in p[0..len) -- every token,
+ * perhaps a few strings more; `reach` when there is none.  Walks p[i..j)
+ * while the filter says some token starts with it (rk_merge_cut), adding
+ * the bytes walked to *steps. */
+static size_t rk_span_reach(const bpe_ranks *r, const unsigned char *p, size_t i, size_t len,
+                            size_t reach, size_t *steps)
+{
+    uint64_t h = RK_SPAN_SEED;
+    size_t j, end = len - i > r->max_token_len ? i + r->max_token_len : len;
+    for (j = i; j < end; j++) {
+        size_t c;
+        unsigned cell;
+        ++*steps;
+        h = rk_span_step(h, p[j]);
+        c = (size_t)(h >> r->span_shift);
+        cell = (unsigned)(r->span_filter[c / 32] >> (2 * (c % 32)) & 3);
+        if ((cell & 2) && j >= reach && j > i)
+            reach = j + 1;
+        if (!(cell & 1))
+            break;
+    }
+    return reach;
 }
 
 /* The IDs merging gives the unit text[pos..pos+len) (len >= 1), through
@@ -1560,20 +1701,34 @@ static int rk_encode_unit(const bpe_ranks *r, const unsigned char *text, size_t 
     return BPE_OK;
 }
 
-/* rk_merge_piece of the piece text[pos..pos+len), cut into units where
- * cut_ok allows (above) when it is RK_CUT_MIN to RK_CUT_MAX bytes long. */
+/* rk_merge_piece of the piece text[pos..pos+len), cut into units (above)
+ * when it is RK_CUT_MIN to RK_CUT_MAX bytes long.  `reach` is the farthest
+ * end of the tokens of two bytes or more starting before k, so k is a cut
+ * when it is <= k.  Past RK_SPAN_STEPS walk steps per byte (a long run of
+ * spaces walks ~126 bytes from each start under cl100k and o200k) the rest
+ * of the piece, from the last cut on, is one unit: exact either way. */
 static int rk_merge_cut(const bpe_ranks *r, const unsigned char *text, size_t text_len,
                         size_t pos, size_t len, bpe_piece_cache *c, rk_scratch *s,
                         uint32_t *dst, size_t *count)
 {
     const unsigned char *p = text + pos;
-    size_t start = 0, k, n = 0, m;
+    size_t start = 0, k, n = 0, m, reach = 0, steps = 0;
     int status;
-    if (!r->cut_ok || len < RK_CUT_MIN || len > RK_CUT_MAX)
+    if ((!r->span_filter && !r->cut_ok) || len < RK_CUT_MIN || len > RK_CUT_MAX)
         return rk_merge_piece(r, p, len, s, dst, count);
-    for (k = 1; k <= len; k++) {
-        if (k < len && !rk_cut_ok(r, p[k - 1], p[k]))
+    for (k = 0; k <= len; k++) {
+        if (!r->span_filter) { /* the byte-pair rule */
+            if (k < len && (k == 0 || !rk_cut_ok(r, p[k - 1], p[k])))
+                continue;
+            goto cut;
+        }
+        if (k < len && steps > RK_SPAN_STEPS * len)
+            k = len; /* walked too far: no more cuts */
+        if (k < len && (k == 0 || reach > k)) {
+            reach = rk_span_reach(r, p, k, len, reach, &steps);
             continue;
+        }
+    cut:
         if (start == 0 && k == len) /* no cut: the piece is one unit */
             return rk_merge_piece(r, p, len, s, dst, count);
         status = rk_encode_unit(r, text, text_len, pos + start, k - start, c, s, dst + n, &m);
@@ -1581,6 +1736,8 @@ static int rk_merge_cut(const bpe_ranks *r, const unsigned char *text, size_t te
             return status;
         n += m;
         start = k;
+        if (k < len && r->span_filter)
+            reach = rk_span_reach(r, p, k, len, reach, &steps);
     }
     *count = n;
     return BPE_OK;
