@@ -776,8 +776,10 @@ PT_INLINE uint64_t pt_sse_bits(__m128i m)
 
 /* Classifies the 32 bytes p[0..32) (all readable) into bits at..at + 31
  * of w's masks (zero there before), keeping the classes `pattern` needs (a
- * constant wherever this is inlined). */
-PT_INLINE void pt_classify(pt_window *w, const unsigned char *p, unsigned at, int pattern)
+ * constant wherever this is inlined), and the space and the apostrophe
+ * masks for a block (always for gpt2). */
+PT_INLINE void pt_classify(pt_window *w, const unsigned char *p, unsigned at, int pattern,
+                           int block)
 {
     int k;
 #ifdef PT_SSE2
@@ -799,9 +801,9 @@ PT_INLINE void pt_classify(pt_window *w, const unsigned char *p, unsigned at, in
         } else {
             w->letter |= pt_sse_bits(pt_sse_range(_mm_or_si128(v, _mm_set1_epi8(0x20)), 'a', 'z')) << at;
         }
-        if (pattern != BPE_PRETOK_GPT2) {
+        if (pattern != BPE_PRETOK_GPT2)
             w->newline |= pt_sse_bits(nl) << at;
-        } else {
+        if (pattern == BPE_PRETOK_GPT2 || block) {
             w->blank |= pt_sse_bits(_mm_cmpeq_epi8(v, _mm_set1_epi8(' '))) << at;
             w->quote |= pt_sse_bits(_mm_cmpeq_epi8(v, _mm_set1_epi8('\''))) << at;
         }
@@ -823,9 +825,9 @@ PT_INLINE void pt_classify(pt_window *w, const unsigned char *p, unsigned at, in
         } else {
             w->letter |= pt_pack(pt_lanes(v, M_LETTER)) << at;
         }
-        if (pattern != BPE_PRETOK_GPT2) {
+        if (pattern != BPE_PRETOK_GPT2)
             w->newline |= pt_pack(nl) << at;
-        } else {
+        if (pattern == BPE_PRETOK_GPT2 || block) {
             w->blank |= pt_pack(pt_range(x, ' ', ' ') & ~v) << at;
             w->quote |= pt_pack(pt_range(x, '\'', '\'') & ~v) << at;
         }
@@ -838,16 +840,16 @@ PT_INLINE void pt_classify(pt_window *w, const unsigned char *p, unsigned at, in
  * block padded with 0x80, which stops every ASCII run and sends the piece
  * to the general scanner. */
 PT_INLINE void pt_half(pt_window *w, const unsigned char *t, size_t len, size_t off,
-                       unsigned at, int pattern)
+                       unsigned at, int pattern, int block)
 {
     if (off < len && len - off >= 32) {
-        pt_classify(w, t + off, at, pattern);
+        pt_classify(w, t + off, at, pattern, block);
     } else {
-        unsigned char block[32];
-        memset(block, 0x80, sizeof block);
+        unsigned char pad[32];
+        memset(pad, 0x80, sizeof pad);
         if (off < len)
-            memcpy(block, t + off, len - off);
-        pt_classify(w, block, at, pattern);
+            memcpy(pad, t + off, len - off);
+        pt_classify(w, pad, at, pattern, block);
     }
 }
 
@@ -867,9 +869,9 @@ PT_INLINE void pt_advance(pt_window *w, const unsigned char *t, size_t len, size
         w->base = pos;
         w->letter = w->upper = w->lower = w->number = 0;
         w->space = w->newline = w->tail = w->high = w->blank = w->quote = 0;
-        pt_half(w, t, len, pos, 0, pattern);
+        pt_half(w, t, len, pos, 0, pattern, 0);
     }
-    pt_half(w, t, len, w->base + 32, at, pattern);
+    pt_half(w, t, len, w->base + 32, at, pattern, 0);
 }
 
 /* The end of a run of class `cls`'s coarse set (pt_group) whose first
@@ -1023,11 +1025,11 @@ PT_INLINE size_t pt_block_gpt2(const unsigned char *t, size_t len, size_t pos, s
     w.letter = w.upper = w.lower = w.number = w.space = w.newline = w.tail = w.high = 0;
     w.blank = w.quote = 0;
     w.base = pos;
-    pt_half(&w, t, len, pos, 0, BPE_PRETOK_GPT2);
+    pt_half(&w, t, len, pos, 0, BPE_PRETOK_GPT2, 1);
     if (w.high | w.quote) /* no use for the second half (CJK: 10% of the time) */
         w.high |= ~(uint64_t)0 << 32;
     else
-        pt_half(&w, t, len, pos + 32, 32, BPE_PRETOK_GPT2);
+        pt_half(&w, t, len, pos + 32, 32, BPE_PRETOK_GPT2, 1);
     bad = w.high | w.quote;
     limit = bad ? pt_ctz64(bad) : 64;
     *stop = pos + limit;
@@ -1038,6 +1040,146 @@ PT_INLINE size_t pt_block_gpt2(const unsigned char *t, size_t len, size_t pos, s
               (other & ~(other << 1))) & ~(w.blank << 1);
     starts |= w.space & (~(w.space << 1) | ~(w.space >> 1));
     starts &= ~(~(uint64_t)0 << (limit - 1)) & ~(uint64_t)1; /* bits 1 .. limit - 2 */
+    while (starts) {
+        ends[n++] = pos + pt_ctz64(starts);
+        starts &= starts - 1;
+    }
+    return n;
+}
+
+/* The bits below n (0 <= n <= 64). */
+PT_INLINE uint64_t pt_below(unsigned n)
+{
+    return n >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << n) - 1;
+}
+
+/* cl100k and o200k a block at a time (pattern a constant).  Where 64
+ * bytes of ASCII follow, their piece boundaries come out of the masks in
+ * one pass, as gpt2's do, though fewer of them are local.  With L, N, S
+ * the letters, digits and whitespace, NL = [\r\n], SP = " ", X = S minus
+ * NL and O the rest ([^\s\p{L}\p{N}]), and bit 0 a start (pos), a piece
+ * starts at bit k exactly where (each rule checked against the
+ * alternatives in order; bit -1 counts as nothing):
+ *   - a run of O starts at k and k - 1 is not SP (an SP before it is its
+ *     " ?" prefix and starts the piece, by the whitespace rules below);
+ *   - a run of N starts at k, or k is 3, 6, ... digits into it
+ *     (\p{N}{1,3}+);
+ *   - a run of L starts at k + 1 and k is a prefix that starts a piece:
+ *     X (the last S of a run before a letter always starts one), or an O
+ *     whose run is that one byte and has no SP before it (a longer run, or
+ *     " ?" with it, takes the O into the mark piece, which then ends at the
+ *     letter); else the run of L starts at k;
+ *   - whitespace: a run of S from q, taken from q unless an O comes
+ *     before it -- the mark piece ends with [\r\n]*, so then from its first
+ *     byte that is not NL (if any); then `\s*[\r\n]` ends a piece after the
+ *     run's last NL, and `\s+(?!\S)` / `\s` start one at the run's last
+ *     byte when that is not NL (`\s++$` cannot match: the block never
+ *     reaches the end of the text).  A start after the last NL is an X
+ *     right after an NL whose run of X ends at a byte outside S (an
+ *     addition carries each such start to the end of its run); where the
+ *     run ends at another NL (a blank line with trailing spaces) or past
+ *     what the block knows, the block stops before it.
+ *   - o200k: also k where a lower-case letter is followed by an upper-case
+ *     one (on ASCII its letter alternatives take the upper-case run, then
+ *     the lower-case run: pt_o200k_ascii).
+ * Apostrophes: with the rules above an apostrophe is an O.  cl100k tries a
+ * contraction at every piece start, so at an apostrophe that starts a
+ * piece (no O or SP before it) and is followed by a letter, the
+ * contraction found by pt_contraction also ends a piece (the letters after
+ * it are a piece of their own; without them, the rules already agree).
+ * o200k's contractions end a letter piece: after a letter, a contraction
+ * joins the piece before it, so the apostrophe starts nothing, nor does
+ * anything inside, and the contraction's end starts a piece -- unless that
+ * letter ended a contraction itself (C? takes one).  o200k's [\r\n/]* after
+ * marks differs from cl100k's [\r\n]* only at a "/" right after an NL: the
+ * block stops there.
+ * A start at bit k reads bytes up to k + 1, so bits 1 .. limit - 2 are
+ * decided (limit: the first byte of 0x80 and up, at most 63, as in
+ * pt_block_gpt2).  Writes the starts after pos (the ends of the pieces
+ * before them) to ends and returns their number; *stop is the text offset
+ * of the first byte that ended the block. */
+PT_INLINE size_t pt_block_wide(int pattern, const unsigned char *t, size_t len, size_t pos,
+                               size_t *ends, size_t *stop)
+{
+    const int o200k = pattern == BPE_PRETOK_O200K;
+    pt_window w;
+    uint64_t letter, number, space, newline, blank, other, x, bad, starts, d, run3;
+    uint64_t runs, after_mark, cand, c;
+    unsigned limit, lim, last, prev = 0;
+    size_t n = 0;
+    w.letter = w.upper = w.lower = w.number = w.space = w.newline = w.tail = w.high = 0;
+    w.blank = w.quote = 0;
+    w.base = pos;
+    pt_half(&w, t, len, pos, 0, pattern, 1);
+    if (w.high) /* no use for the second half */
+        w.high |= ~(uint64_t)0 << 32;
+    else
+        pt_half(&w, t, len, pos + 32, 32, pattern, 1);
+    letter = w.letter, number = w.number, space = w.space, newline = w.newline;
+    blank = w.blank;
+    other = ~(letter | number | space | w.high);
+    bad = w.high;
+    if (o200k)
+        bad |= w.tail & ~newline & (newline << 1); /* "/" after \r or \n */
+    limit = bad ? pt_ctz64(bad) : 64;
+    *stop = pos + limit;
+    lim = limit < 63 ? limit : 63;
+    if (lim < 4)
+        return 0;
+    last = lim - 2;
+    x = space & ~newline;
+    /* letters: the run's start, or the prefix before it */
+    runs = letter & ~(letter << 1);
+    d = x | (other & ~(other << 1) & ~(blank << 1)); /* prefixes that start a piece */
+    starts = (runs & ~(d << 1)) | ((runs >> 1) & d);
+    if (o200k)
+        starts |= w.upper & (w.lower << 1);
+    /* digits, three at a time */
+    d = number & ~(number << 1);
+    run3 = number & (number << 1) & (number << 2);
+    starts |= d;
+    while ((d = (d << 3) & run3) != 0)
+        starts |= d;
+    /* marks */
+    starts |= other & ~(other << 1) & ~(blank << 1);
+    /* whitespace: where a run starts (after a mark, past its NLs), its last
+     * byte when not NL, and after its last NL */
+    runs = space & ~(space << 1);
+    after_mark = runs & (other << 1);
+    starts |= (runs & ~after_mark) | (after_mark & ~newline) |
+              ((newline + (after_mark & newline)) & ~newline);
+    starts |= space & ~(space >> 1) & ~newline;
+    c = x & (newline << 1) & pt_below(lim);
+    if (c) {
+        uint64_t xl = x & pt_below(lim), e = (xl + c) & ~xl;
+        uint64_t wrong = e & (newline | ~pt_below(lim));
+        starts |= c;
+        if (wrong) { /* the block stops before the start of that run */
+            unsigned k = pt_top64(c & ((wrong & (0 - wrong)) - 1));
+            if (k < last + 1)
+                last = k - 1;
+        }
+    }
+    /* apostrophes */
+    cand = w.quote & pt_below(last + 1) &
+           (o200k ? letter << 1 : ~(other << 1) & ~(blank << 1) & (letter >> 1));
+    while (cand) {
+        unsigned a = pt_ctz64(cand), e;
+        size_t end;
+        cand &= cand - 1;
+        if (o200k && a == prev && a != 0)
+            continue; /* the letter before ended a contraction */
+        end = pt_contraction(t, len, pos + a);
+        if (!end)
+            continue;
+        e = (unsigned)(end - pos);
+        if (o200k)
+            starts &= ~(pt_below(e) & ~pt_below(a));
+        if (e < 64)
+            starts |= (uint64_t)1 << e;
+        prev = e;
+    }
+    starts &= pt_below(last + 1) & ~(uint64_t)1;
     while (starts) {
         ends[n++] = pos + pt_ctz64(starts);
         starts &= starts - 1;
@@ -1077,9 +1219,11 @@ PT_INLINE size_t pt_cut(int pattern, const unsigned char *t, size_t len, size_t 
     while (n < max && pos < len) {
         unsigned char b = t[pos];
         size_t end = 0;
-        if (pattern == BPE_PRETOK_GPT2 && pos >= block_from && max - n >= 64 && len - pos >= 64 &&
+        if (pos >= block_from && max - n >= 64 && len - pos >= 64 &&
             !(pt_load(t + pos, 8) & PT_HIGH)) {
-            size_t got = pt_block_gpt2(t, len, pos, ends + n, &block_from);
+            size_t got = pattern == BPE_PRETOK_GPT2 ? pt_block_gpt2(t, len, pos, ends + n, &block_from)
+                                                    : pt_block_wide(pattern, t, len, pos, ends + n,
+                                                                    &block_from);
             if (got) {
                 n += got;
                 pos = ends[n - 1];

@@ -148,10 +148,47 @@ static void test_random(void)
     }
 }
 
+/* The blocks of cl100k and o200k (and gpt2): mostly ASCII texts of the
+ * shapes their one-pass rules single out -- words of both cases and case
+ * changes, digit runs of 1-7, runs of spaces, tabs and newlines (blank
+ * lines with trailing spaces), marks and mark runs before letters,
+ * newlines and "/" after marks, contractions of either case and
+ * apostrophes that are none, after letters, marks, spaces and digits --
+ * behind a lead of 0-63 bytes, so that every shape falls at every offset
+ * of a block, and now and then a non-ASCII character that stops one. */
+static void test_blocks(void)
+{
+    static const char *units[] = {"a", "the", "Hello", "HTTPServer", "fooBar", "XML", "s", "T", "ll",
+                                  "0", "12", "345", "6789", "1234567", " ", "  ", "   ", "\t", " \t",
+                                  "\n", "\n\n", "\r\n", "\n    ", "  \n", "\n  \n", "\x0b", ".", ",",
+                                  "()", "...", "/", "//", "'", "''", "'s", "'S", "'t", "'ll", "'LL",
+                                  "'re", "'Ve", "'d", "'m", "'x", "\"", "-", "\xc3\xa9",
+                                  "\xc5\xbf", "\xc2\xa0"};
+    const size_t n_units = sizeof units / sizeof units[0];
+    unsigned char text[MAX_TEXT];
+    uint64_t seed = 4242;
+    size_t trial, len, k;
+    for (trial = 0; trial < 30000; trial++) {
+        seed = seed * UINT64_C(6364136223846793005) + UINT64_C(1442695040888963407);
+        len = (seed >> 33) % 64;
+        for (k = 0; k < len; k++)
+            text[k] = (unsigned char)"a b"[k % 3];
+        while (len + 8 <= 300) {
+            const char *unit;
+            seed = seed * UINT64_C(6364136223846793005) + UINT64_C(1442695040888963407);
+            unit = units[(seed >> 33) % (trial % 4 ? n_units - 3 : n_units)]; /* non-ASCII in 1/4 */
+            memcpy(text + len, unit, strlen(unit));
+            len += strlen(unit);
+        }
+        same_cuts(text, len);
+    }
+}
+
 int main(void)
 {
     RUN(test_runs);
     RUN(test_random);
+    RUN(test_blocks);
     if (failures == 0)
         printf("test_pretok_paths: all passed (%s)\n",
 #if defined(__SSE2__) && defined(__GNUC__)
