@@ -91,12 +91,28 @@
  * follow, all its boundaries among them come from one set of mask
  * operations, one bit per piece (pt_block_gpt2): prose 466 -> ~810 MB/s,
  * Python 459 -> ~740, multilingual ~5% slower, CJK the same (same run).
- * cl100k and o200k have no block yet: their boundaries are not local in
- * the same way (\p{N}{1,3} counts from the run's start, a prefix depends on
- * whether the mark before it began a piece, [\r\n]* after punctuation and
- * the last newline of a whitespace run reach across the run); each needs a
- * carry across the run, e.g. a smear of the newline bits within runs of
- * whitespace.
+ * cl100k and o200k cut blocks too (session 8, pt_block_wide).  Their
+ * boundaries are less local (\p{N}{1,3} counts from the run's start, a
+ * prefix depends on whether the mark before it began a piece, [\r\n]*
+ * after punctuation and the last newline of a whitespace run reach across
+ * the run, contractions), but on ASCII each comes down to the bytes at
+ * k - 2 .. k + 1, a loop over digit runs longer than three, one addition
+ * carried along runs of whitespace, and a scalar look at each apostrophe
+ * after a letter (the comment above pt_block_wide derives the rules; the
+ * block stops at what they do not cover: bytes of 0x80 and up, a blank
+ * line with trailing spaces, o200k's "/" after a newline).  make
+ * bench-pretok's program on 4 MB of each corpus, CPU time, median MB/s of
+ * 7 rounds, base and block binaries alternated (3 runs each, medians),
+ * base -> block, the same cuts (checksums):
+ *     prose          cl100k 526 -> 1012, o200k 449 -> 878 (gpt2 ~1045)
+ *     Python source  cl100k 472 -> 1001, o200k 416 -> 827 (gpt2 ~900)
+ *     multilingual   cl100k 449 -> 429, o200k 305 -> 297
+ *     CJK            cl100k 708 -> 684, o200k 579 -> 569
+ * Other scripts lose 2-5% to block tries that stop early; trying a block
+ * only where it would decide 16 or 32 bytes changed nothing measurable.
+ * o200k stays ~15% behind cl100k: two more masks (upper and lower case
+ * apart, "/") and the contraction check after every apostrophe that
+ * follows a letter (Python's quotes).
  * What lost: choosing the run's class and the prefix without branches
  * (masks selected by arithmetic): gpt2 prose 460 -> 390, cl100k 515 ->
  * 460 -- as in (1) above, the processor guesses the class right more often
