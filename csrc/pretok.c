@@ -100,19 +100,30 @@
  * carried along runs of whitespace, and a scalar look at each apostrophe
  * after a letter (the comment above pt_block_wide derives the rules; the
  * block stops at what they do not cover: bytes of 0x80 and up, a blank
- * line with trailing spaces, o200k's "/" after a newline).  make
- * bench-pretok's program on 4 MB of each corpus, CPU time, median MB/s of
- * 7 rounds, base and block binaries alternated (3 runs each, medians),
- * base -> block, the same cuts (checksums):
- *     prose          cl100k 526 -> 1012, o200k 449 -> 878 (gpt2 ~1045)
- *     Python source  cl100k 472 -> 1001, o200k 416 -> 827 (gpt2 ~900)
- *     multilingual   cl100k 449 -> 429, o200k 305 -> 297
- *     CJK            cl100k 708 -> 684, o200k 579 -> 569
- * Other scripts lose 2-5% to block tries that stop early; trying a block
- * only where it would decide 16 or 32 bytes changed nothing measurable.
- * o200k stays ~15% behind cl100k: two more masks (upper and lower case
+ * line with trailing spaces, o200k's "/" after a newline).  A block that
+ * nothing stopped lets the next one start at once, at its last start (all
+ * three patterns; before, the pieces up to its 64th byte went to the
+ * window first: 10% of prose's pieces).  make bench-pretok's program on
+ * 4 MB of each corpus, CPU time, median MB/s of 5 rounds, the base, the
+ * blocks, and the blocks with that retry alternated (3 runs each,
+ * medians; a busy machine), base -> blocks -> retry, the same cuts
+ * (checksums):
+ *     prose          cl100k 499 -> 896 -> 1318, o200k 428 -> 773 -> 1221,
+ *                    gpt2 930 -> 899 -> 1203
+ *     Python source  cl100k 453 -> 878 -> 1245, o200k 397 -> 724 -> 1074,
+ *                    gpt2 827 -> 806 -> 1076
+ *     multilingual   cl100k 403 -> 381 -> 393, o200k 282 -> 264 -> 280,
+ *                    gpt2 293 -> 297 -> 301
+ *     CJK            cl100k 663 -> 646 -> 647, o200k 523 -> 531 -> 533,
+ *                    gpt2 598 -> 629 -> 608
+ * The portable build (BPE_PRETOK_PORTABLE), base -> blocks: prose cl100k
+ * 355 -> 504, o200k 271 -> 424; Python cl100k 324 -> 499, o200k 270 -> 416.
+ * Trying a block only where it would decide 16 or 32 bytes changed
+ * nothing measurable on other scripts.
+ * o200k stays ~10% behind cl100k: two more masks (upper and lower case
  * apart, "/") and the contraction check after every apostrophe that
- * follows a letter (Python's quotes).
+ * follows a letter (Python's quotes).  gpt2's blocks still stop at every
+ * apostrophe (one in ~200 bytes of prose, ~90 of Python).
  * What lost: choosing the run's class and the prefix without branches
  * (masks selected by arithmetic): gpt2 prose 460 -> 390, cl100k 515 ->
  * 460 -- as in (1) above, the processor guesses the class right more often
@@ -1030,7 +1041,8 @@ PT_INLINE size_t pt_fast_o200k(const pt_window *w, const unsigned char *t, size_
  * masks may decide: a start is taken only where the byte after it is
  * before the first of them.  Writes the starts after pos (the ends of the pieces
  * before them) to ends and returns their number; *stop is the text offset
- * of the first byte that ended the block (past what it decided). */
+ * of the first byte that ended the block (past what it decided), or pos
+ * when nothing did (the next block may start at the last start). */
 PT_INLINE size_t pt_block_gpt2(const unsigned char *t, size_t len, size_t pos, size_t *ends,
                                size_t *stop)
 {
@@ -1051,6 +1063,8 @@ PT_INLINE size_t pt_block_gpt2(const unsigned char *t, size_t len, size_t pos, s
     *stop = pos + limit;
     if (limit < 4)
         return 0;
+    if (limit == 64)
+        *stop = pos; /* nothing stopped it: the next block may start at once */
     other = ~(w.letter | w.number | w.space | w.high);
     starts = ((w.letter & ~(w.letter << 1)) | (w.number & ~(w.number << 1)) |
               (other & ~(other << 1))) & ~(w.blank << 1);
@@ -1113,7 +1127,9 @@ PT_INLINE uint64_t pt_below(unsigned n)
  * decided (limit: the first byte of 0x80 and up, at most 63, as in
  * pt_block_gpt2).  Writes the starts after pos (the ends of the pieces
  * before them) to ends and returns their number; *stop is the text offset
- * of the first byte that ended the block. */
+ * of the first byte that ended the block, the start of a run of spaces
+ * after a newline that it could not settle, or pos when nothing stopped
+ * it. */
 PT_INLINE size_t pt_block_wide(int pattern, const unsigned char *t, size_t len, size_t pos,
                                size_t *ends, size_t *stop)
 {
@@ -1143,6 +1159,8 @@ PT_INLINE size_t pt_block_wide(int pattern, const unsigned char *t, size_t len, 
     if (lim < 4)
         return 0;
     last = lim - 2;
+    if (limit == 64)
+        *stop = pos; /* nothing stopped it: the next block may start at once */
     x = space & ~newline;
     /* letters: the run's start, or the prefix before it */
     runs = letter & ~(letter << 1);
@@ -1174,6 +1192,7 @@ PT_INLINE size_t pt_block_wide(int pattern, const unsigned char *t, size_t len, 
             unsigned k = pt_top64(c & ((wrong & (0 - wrong)) - 1));
             if (k < last + 1)
                 last = k - 1;
+            *stop = pos + k;
         }
     }
     /* apostrophes */
