@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "text_internal.h"
+#include "train_core.h"
 
 typedef struct {
     uint64_t hash;
@@ -714,4 +715,65 @@ int bpe_counter_word_table(const bpe_counter *counter,
     }
     bpe__units_close(&u);
     return BPE_OK;
+}
+
+/* ---- the trainer, straight from the words ---------------------------------- */
+
+/* Nodes have room for one symbol per byte plus the SYMBOL marker per word:
+ * pages of the array never written cost nothing. */
+bpe_trainer *bpe_counter_trainer(const bpe_counter *counter, bpe_symtab *symtab,
+                                 int units, const char *marker,
+                                 size_t marker_len, uint64_t min_frequency,
+                                 uint32_t max_token_units, int *status)
+{
+    bpe__units u;
+    bpe__node *nodes = NULL;
+    uint64_t *freq = NULL;
+    uint32_t *syms = NULL;
+    size_t i, total = 0, longest = 0;
+    int st = BPE_EINVAL;
+
+    if (counter == NULL || symtab == NULL || min_frequency < 1)
+        goto fail;
+    if ((st = bpe__units_check(units, marker, &marker_len)) != BPE_OK)
+        goto fail;
+    st = BPE_ETOOBIG;
+    if (counter->n >= BPE__NONE ||
+        counter->arena_len > SIZE_MAX / sizeof *nodes - counter->n - 1)
+        goto fail;
+    for (i = 0; i < counter->n; i++)
+        longest = counter->entries[i].len > longest ? counter->entries[i].len : longest;
+    st = BPE_ENOMEM;
+    nodes = malloc((counter->arena_len + counter->n + 1) * sizeof *nodes);
+    freq = malloc((counter->n + 1) * sizeof *freq);
+    syms = malloc((longest + 1) * sizeof *syms);
+    if (nodes == NULL || freq == NULL || syms == NULL)
+        goto fail;
+    if ((st = bpe__units_open(&u, symtab, units, marker, marker_len)) != BPE_OK) {
+        bpe__units_close(&u);
+        goto fail;
+    }
+    for (i = 0; i < counter->n; i++) {
+        const entry *e = &counter->entries[i];
+        size_t n = bpe__word_units(&u, (const unsigned char *)counter->arena + e->off,
+                                   e->len, syms);
+        freq[i] = e->count;
+        total = bpe__train_lay_word(nodes, total, syms, n, i);
+    }
+    bpe__units_close(&u);
+    free(syms);
+    syms = NULL;
+    if (total >= BPE__NONE) {
+        st = BPE_ETOOBIG;
+        goto fail;
+    }
+    return bpe__trainer_from_nodes(symtab, nodes, total, freq, min_frequency,
+                                   max_token_units, status);
+fail:
+    free(nodes);
+    free(freq);
+    free(syms);
+    if (status != NULL)
+        *status = st;
+    return NULL;
 }

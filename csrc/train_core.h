@@ -84,35 +84,60 @@ static inline int bpe__train_count_nodes(const bpe_words *words, size_t nsym,
     return BPE_OK;
 }
 
+/* Lays one word, syms[0..n) of word index w, out as nodes from nodes[i]
+ * on; returns the index after its last node.  BPE_NO_SYMBOL gets no node
+ * and cuts the word: as if it were two words of the same frequency. */
+static inline size_t bpe__train_lay_word(bpe__node *nodes, size_t i,
+                                         const uint32_t *syms, size_t n,
+                                         size_t w)
+{
+    size_t k;
+    int linked = 0;  /* is node i - 1 the left neighbour of node i? */
+
+    for (k = 0; k < n; k++) {
+        uint32_t s = syms[k];
+        if (s == BPE_NO_SYMBOL) {
+            linked = 0;  /* cut the word here */
+            continue;
+        }
+        nodes[i].sym = s;
+        nodes[i].word = (uint32_t)w;
+        nodes[i].prev = linked ? (uint32_t)(i - 1) : BPE__NONE;
+        nodes[i].next = BPE__NONE;
+        nodes[i].pair = BPE__NONE;
+        if (linked)
+            nodes[i - 1].next = (uint32_t)i;
+        linked = 1;
+        i++;
+    }
+    return i;
+}
+
 /* Lays the words out as nodes (room for bpe__train_count_nodes' total) and
- * copies their frequencies into freq (room for words->n).  BPE_NO_SYMBOL
- * cuts a word: as if it were two words of the same frequency. */
+ * copies their frequencies into freq (room for words->n). */
 static inline void bpe__train_lay_out(const bpe_words *words, bpe__node *nodes,
                                       uint64_t *freq)
 {
-    size_t w, k, i;
+    size_t w, i;
 
     for (w = 0, i = 0; w < words->n; w++) {
-        int linked = 0;  /* is node i - 1 the left neighbour of node i? */
         freq[w] = words->freq[w];
-        for (k = 0; k < words->len[w]; k++) {
-            uint32_t s = words->syms[words->start[w] + k];
-            if (s == BPE_NO_SYMBOL) {
-                linked = 0;  /* cut the word here */
-                continue;
-            }
-            nodes[i].sym = s;
-            nodes[i].word = (uint32_t)w;
-            nodes[i].prev = linked ? (uint32_t)(i - 1) : BPE__NONE;
-            nodes[i].next = BPE__NONE;
-            nodes[i].pair = BPE__NONE;
-            if (linked)
-                nodes[i - 1].next = (uint32_t)i;
-            linked = 1;
-            i++;
-        }
+        if (words->len[w] != 0)  /* (syms may be NULL when every word is empty) */
+            i = bpe__train_lay_word(nodes, i, words->syms + words->start[w],
+                                    words->len[w], w);
     }
 }
+
+/* trainer.c: the BPE trainer over `total` nodes laid out as
+ * bpe__train_lay_out lays them, with their words' frequencies (both arrays
+ * malloc'd; they become the trainer's, and are freed here on failure).
+ * bpe_trainer_new lays out a word table; bpe_counter_trainer (counter.c)
+ * a counter's words, with no word table between.  NULL and *status on
+ * failure. */
+bpe_trainer *bpe__trainer_from_nodes(bpe_symtab *symtab, bpe__node *nodes,
+                                     size_t total, uint64_t *freq,
+                                     uint64_t min_frequency,
+                                     uint32_t max_token_units, int *status);
 
 /* ---- occurrence lists --------------------------------------------------- */
 

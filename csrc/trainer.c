@@ -527,31 +527,63 @@ bpe_trainer *bpe_trainer_new(bpe_symtab *symtab, const bpe_words *words,
                              uint64_t min_frequency, uint32_t max_token_units,
                              int *status)
 {
-    bpe_trainer *t = NULL;
-    size_t nsym = bpe_symtab_size(symtab), total = 0, k, i;
-    uint32_t *dense = NULL;  /* pair index by left * nsym + right, or NONE */
+    bpe__node *nodes = NULL;
+    uint64_t *freq = NULL;
+    size_t total = 0;
     int st = BPE_EINVAL;
 
     if (symtab == NULL || words == NULL || min_frequency < 1)
-        goto cleanup;
-    if ((st = bpe__train_count_nodes(words, nsym, &total, NULL)) != BPE_OK)
-        goto cleanup;  /* (validated before allocating) */
+        goto fail;
+    if ((st = bpe__train_count_nodes(words, bpe_symtab_size(symtab), &total,
+                                     NULL)) != BPE_OK)
+        goto fail;  /* (validated before allocating) */
     st = BPE_ETOOBIG;
     if (total >= BPE__NONE || words->n >= BPE__NONE)
-        goto cleanup;
+        goto fail;
     st = BPE_ENOMEM;
-    if ((t = calloc(1, sizeof *t)) == NULL)
+    nodes = malloc((total + 1) * sizeof *nodes);
+    freq = malloc((words->n + 1) * sizeof *freq);
+    if (nodes == NULL || freq == NULL)
+        goto fail;
+    bpe__train_lay_out(words, nodes, freq);
+    return bpe__trainer_from_nodes(symtab, nodes, total, freq, min_frequency,
+                                   max_token_units, status);
+fail:
+    free(nodes);
+    free(freq);
+    if (status != NULL)
+        *status = st;
+    return NULL;
+}
+
+/* (train_core.h) The trainer over `total` nodes laid out as
+ * bpe__train_lay_out lays them, with their words' frequencies: both arrays
+ * become the trainer's (freed with it, or here on failure). */
+bpe_trainer *bpe__trainer_from_nodes(bpe_symtab *symtab, bpe__node *nodes,
+                                     size_t total, uint64_t *freq,
+                                     uint64_t min_frequency,
+                                     uint32_t max_token_units, int *status)
+{
+    bpe_trainer *t = NULL;
+    size_t nsym = bpe_symtab_size(symtab), k, i;
+    uint32_t *dense = NULL;  /* pair index by left * nsym + right, or NONE */
+    int st = BPE_ENOMEM;
+
+    if ((t = calloc(1, sizeof *t)) == NULL) {
+        free(nodes);
+        free(freq);
         goto cleanup;
+    }
+    t->nodes = nodes;
+    t->freq = freq;
     t->symtab = symtab;
     memset(t->cache, 0xff, sizeof t->cache);  /* every key EMPTY_KEY */
     t->min_frequency = min_frequency;
     t->max_units = max_token_units;
     t->nnodes = total;
-    t->nodes = malloc((total + 1) * sizeof *t->nodes);
-    t->freq = malloc((words->n + 1) * sizeof *t->freq);
     t->units_cap = nsym + 1;
     t->units = malloc(t->units_cap * sizeof *t->units);
-    if (t->nodes == NULL || t->freq == NULL || t->units == NULL)
+    if (t->units == NULL)
         goto cleanup;
     if ((st = bpe__pairmap_init(&t->map, total / 4)) != BPE_OK)
         goto cleanup;
@@ -568,7 +600,6 @@ bpe_trainer *bpe_trainer_new(bpe_symtab *symtab, const bpe_words *words,
         }
         memset(dense, 0xff, (nsym * nsym + 1) * sizeof *dense);  /* BPE__NONE */
     }
-    bpe__train_lay_out(words, t->nodes, t->freq);
     /* Three passes, so that every list is allocated once at its final
      * length (pushed one by one, lists grew by doubling: ~37k reallocs
      * copying ~3 MB into fresh pages, and a sift-up test per key).  First

@@ -328,10 +328,8 @@ class BPETokenizer(Tokenizer):
         base = flavour.base_vocab(chars)
         symtab = core.SymbolTable(flavour.to_bytes(t) for t in base)
         base_whole = len(symtab) == len(base)  # (no token given twice)
-        table = counter.word_table(symtab, flavour.core_units, flavour.marker)
-        trainer = core.Trainer(symtab, table, min_frequency=self.min_frequency,
-                               max_token_units=self.max_token_length or 0)
-        del table
+        trainer = counter.trainer(symtab, flavour.core_units, flavour.marker, min_frequency=self.min_frequency,
+                                  max_token_units=self.max_token_length or 0)
         target = max(self.target_vocab_size - len(self.special_tokens), 0)
         merges, counts_ = self._run(trainer, symtab, target, report)
         merge_ids = [m[:3] for m in merges]

@@ -704,3 +704,55 @@ def test_trained_vocab_is_the_symbol_tables(monkeypatch, backend, flavour):
     assert list(state.token_to_id.items()) == list({t: i for i, t in reversed(list(enumerate(state.vocab)))}.items())
     if flavour == dict(end_of_word="symbol"):  # "<" + "/" ... made "</w>", the marker's own ID
         assert any(merged < state.merge_ids[0][2] for _, _, merged in state.merge_ids)
+
+
+def _base_table(core, units, marker, chars, drop):
+    """A symbol table of the initial symbols for `units`, less those of the
+    characters in `drop` (their symbols are then NO_SYMBOL: words cut)."""
+    if units == "bytes":
+        tokens = [bytes([b]) for b in range(256) if chr(b) not in drop]
+    else:
+        keep = sorted(set(chars) - set(drop))
+        tokens = [c.encode("utf-8", "surrogatepass") for c in keep]
+        if units == "suffix":
+            tokens += [(c + marker).encode("utf-8", "surrogatepass") for c in keep]
+        elif units == "symbol":
+            tokens.append(marker.encode("utf-8"))
+    return core.SymbolTable(tokens)
+
+
+@settings(**HYPOTHESIS)
+@given(st.lists(st.text(alphabet="aab\u00e9 </w>\n\u3000", max_size=40), max_size=8),
+       st.sampled_from(["bytes", "chars", "suffix", "symbol"]), st.integers(1, 3), st.integers(0, 4),
+       st.sampled_from(["", "b", "\u00e9a"]))
+def test_counter_trainer_is_trainer_on_the_word_table(core, texts, units, min_frequency, max_units, drop):
+    # WordCounter.trainer (C: the words laid straight into the trainer, no word
+    # table) learns what Trainer(word_table) learns -- merges, counts, IDs and
+    # the table it grows -- with ties (repeated short words), symbols missing
+    # from the table (NO_SYMBOL cuts a word), min_frequency and max_token_units.
+    counter = core.WordCounter()
+    for text in texts:
+        counter.add_text(text)
+    marker = {"suffix": " ", "symbol": "</w>"}.get(units)
+    chars = "".join(w for w, _ in counter.items()) + "ab"
+    options = dict(min_frequency=min_frequency, max_token_units=max_units)
+    fast_table, slow_table = (_base_table(core, units, marker, chars, drop) for _ in range(2))
+    fast = counter.trainer(fast_table, units, marker, **options)
+    slow = core.Trainer(slow_table, counter.word_table(slow_table, units, marker), **options)
+    assert fast.run(10**6, 10**6) == slow.run(10**6, 10**6)
+    assert fast_table.tokens() == slow_table.tokens()
+
+
+def test_counter_trainer_refuses_what_trainer_refuses(core):
+    counter = core.WordCounter()
+    counter.add_text("a b")
+    table = core.SymbolTable([b"a", b"b"])
+    with pytest.raises(ValueError):
+        counter.trainer(table, "chars", min_frequency=0)
+    with pytest.raises(ValueError):
+        counter.trainer(table, "letters")
+    with pytest.raises(ValueError):
+        counter.trainer(table, "suffix", "")
+    with pytest.raises(TypeError):
+        counter.trainer([b"a"], "chars")
+    assert counter.trainer(table, "chars").run(10, 10) == []  # one-symbol words: no pair

@@ -319,6 +319,14 @@ class Trainer:
         self._ptr = ffi.gc(ptr, lib.bpe_trainer_free)
         self._symtab = symtab  # the C trainer borrows it: keep it alive
 
+    @classmethod
+    def _adopt(cls, ptr, symtab):
+        """A Trainer around a bpe_trainer the C made (WordCounter.trainer)."""
+        self = cls.__new__(cls)
+        self._ptr = ffi.gc(ptr, lib.bpe_trainer_free)
+        self._symtab = symtab  # the C trainer borrows it: keep it alive
+        return self
+
     def run(self, target_size, max_steps):
         """Up to max_steps merges as (left, right, merged, count) tuples.
 
@@ -536,6 +544,21 @@ class WordCounter:
             return list(map(chr, ffi.unpack(out[0], n[0]))) if n[0] else []
         finally:
             lib.bpe_free(out[0])
+
+    def trainer(self, symtab, units, marker=None, *, min_frequency=1, max_token_units=0):
+        """Trainer(symtab, self.word_table(symtab, units, marker), ...) in one
+        C call: the words' initial symbols go straight into the trainer, no
+        word table between (~7 MB less fresh memory on Shakespeare)."""
+        if not isinstance(symtab, SymbolTable):
+            raise TypeError("trainer needs a native.SymbolTable, not %s" % type(symtab).__name__)
+        mode, mark = _units_marker(units, marker)
+        min_frequency = _check_int(min_frequency, "min_frequency", 1, _MAX_U64)
+        max_token_units = _check_int(max_token_units, "max_token_units", 0, NO_SYMBOL)
+        status = ffi.new("int *")
+        ptr = lib.bpe_counter_trainer(self._ptr, symtab._ptr, mode, mark, len(mark), min_frequency,
+                                      max_token_units, status)
+        _check(status[0], "Trainer")  # (its failures are the trainer's, named as Trainer names them)
+        return Trainer._adopt(ptr, symtab)
 
     def word_table(self, symtab, units, marker=None):
         """A WordTable of every word's initial symbols (IDs in symtab, NO_SYMBOL

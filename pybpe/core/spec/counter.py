@@ -11,6 +11,7 @@ from ...errors import COUNT_OVERFLOW
 from .common import MAX_COUNT, NO_SYMBOL, check_count
 from .ranks import PRESET_CL100K, PRESET_GPT2, PRESET_O200K, split
 from .symtab import SymbolTable
+from .trainer import Trainer
 from .words import WordTable
 
 __all__ = ["UNITS", "WordCounter"]
@@ -200,6 +201,14 @@ class WordCounter:
     def characters(self):
         """The distinct characters of all words, sorted (str of length 1)."""
         return sorted(set("".join(self._counts)))
+
+    def trainer(self, symtab, units, marker=None, *, min_frequency=1, max_token_units=0):
+        """Trainer(symtab, self.word_table(symtab, units, marker), ...): the C
+        twin does it in one step, with no word table between."""
+        if not isinstance(symtab, SymbolTable):
+            raise TypeError("trainer needs a spec.SymbolTable, not %s" % type(symtab).__name__)
+        return Trainer(symtab, self.word_table(symtab, units, marker), min_frequency=min_frequency,
+                       max_token_units=max_token_units)
 
     def word_table(self, symtab, units, marker=None):
         """A WordTable of every word's initial symbols (IDs in symtab, NO_SYMBOL
