@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "text.h"
+#include "text_internal.h"
 #include "check.h"
 
 /* The portable copy, under other names (text.h is already included, so
@@ -148,6 +149,44 @@ static void test_random(void)
     }
 }
 
+/* Cutting a few pieces per call, as ranks.c does (bpe__pretok_cut with
+ * max = RK_CUT), gives the same pieces as one call for the whole text: a
+ * block with less room than it has starts writes the first of them. */
+static void chunked_cuts(const unsigned char *text, size_t len)
+{
+    static const size_t maxes[] = {1, 7, 8, 9, 20, 63, 64, 128};
+    static size_t whole[MAX_TEXT + 1], part[MAX_TEXT + 1];
+    unsigned char *buf = malloc(len ? len : 1);
+    size_t i, n, m, pos, got;
+    int mode;
+    CHECK(buf != NULL);
+    if (!buf)
+        return;
+    memcpy(buf, text, len);
+    for (mode = BPE_PRETOK_GPT2; mode <= BPE_PRETOK_O200K; mode++) {
+        n = bpe_pretok_split(mode, buf, len, whole);
+        for (i = 0; i < sizeof maxes / sizeof maxes[0]; i++) {
+            for (m = 0, pos = 0; pos < len && m < MAX_TEXT; pos = part[m - 1]) {
+                got = bpe__pretok_cut(mode, buf, len, pos, part + m, maxes[i]);
+                CHECK(got >= 1 && got <= maxes[i]);
+                if (got == 0)
+                    break;
+                m += got;
+            }
+            CHECK(m == n && memcmp(part, whole, n * sizeof *whole) == 0);
+            for (m = 0, pos = 0; pos < len && m < MAX_TEXT; pos = part[m - 1]) {
+                got = portable_pretok_cut(mode, buf, len, pos, part + m, maxes[i]);
+                CHECK(got >= 1 && got <= maxes[i]);
+                if (got == 0)
+                    break;
+                m += got;
+            }
+            CHECK(m == n && memcmp(part, whole, n * sizeof *whole) == 0);
+        }
+    }
+    free(buf);
+}
+
 /* The blocks of cl100k and o200k (and gpt2): mostly ASCII texts of the
  * shapes their one-pass rules single out -- words of both cases and case
  * changes, digit runs of 1-7, runs of spaces, tabs and newlines (blank
@@ -181,6 +220,8 @@ static void test_blocks(void)
             len += strlen(unit);
         }
         same_cuts(text, len);
+        if (trial % 4 == 1)
+            chunked_cuts(text, len);
     }
 }
 
