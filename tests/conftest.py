@@ -87,6 +87,24 @@ def naive_merge(piece, ranks):
         parts[i:i + 2] = [parts[i] + parts[i + 1]]
 
 
+def c_core():
+    """The C backend's module; the calling test is skipped where it is not built."""
+    from pybpe import core as backends
+    if "c" not in backends.available():
+        pytest.skip("the C backend is not built")
+    return backends.get("c")
+
+
+def c_scanners():
+    """[(preset, the compiled pattern it must equal)] for the C scanners of
+    gpt2, cl100k and o200k; skips the calling test where C is not built."""
+    import regex
+    from pybpe import patterns
+    c = c_core()
+    return [(c.PRESET_GPT2, regex.compile(patterns.GPT2)), (c.PRESET_CL100K, regex.compile(patterns.CL100K)),
+            (c.PRESET_O200K, regex.compile(patterns.O200K))]
+
+
 def naive_pair_count(ranks):
     """Entries of tiktoken's pair table: one per token of two bytes or more
     that merging its own bytes makes (csrc/ranks.c, REACHED PAIRS)."""

@@ -28,7 +28,7 @@ import pybpe
 from pybpe import core as backends
 from pybpe.core.spec import merge as spec_merge
 
-from conftest import offline_tiktoken
+from conftest import naive_merge, offline_tiktoken
 
 BACKENDS = backends.available()
 FASTEST = BACKENDS[0]  # C when it is built; the Python twin (same tricks) without it
@@ -149,28 +149,12 @@ def test_a_million_long_pieces(name):
 
 # -- hand-made rank files: ranks not in training order ----------------------
 
-def _rescan(parts, ranks):
-    """tiktoken's rule, literally: join the adjacent pair whose concatenation
-    has the lowest rank, leftmost on ties, until none has a rank."""
-    parts = list(parts)
-    while True:
-        best = None
-        for i in range(len(parts) - 1):
-            r = ranks.get(parts[i] + parts[i + 1])
-            if r is not None and (best is None or r < best[0]):
-                best = (r, i)
-        if best is None:
-            return [ranks[p] for p in parts]
-        i = best[1]
-        parts[i:i + 2] = [parts[i] + parts[i + 1]]
-
-
 def _oracle(piece, ranks):
     """The plain heap of the Python spec (no run trick), or the literal rescan
     for short pieces."""
     parts = [bytes([b]) for b in piece]
     if len(parts) <= 150:
-        return _rescan(parts, ranks)
+        return [ranks[p] for p in naive_merge(piece, ranks)]
 
     def rule(a, b):
         r = ranks.get(a + b)

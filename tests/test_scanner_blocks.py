@@ -14,29 +14,19 @@ test_pretok_paths.c, under ASan, which compares the blocks with the
 general scanner the same way.)"""
 import random
 
-import pytest
-import regex
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pybpe import _unicode, core as backends, patterns
+from pybpe import _unicode
+
+from conftest import c_core, c_scanners
 
 
-def _c():
-    if "c" not in backends.available():
-        pytest.skip("the C backend is not built")
-    return backends.get("c")
-
-
-def _presets():
-    c = _c()
-    return [(c.PRESET_GPT2, regex.compile(patterns.GPT2)), (c.PRESET_CL100K, regex.compile(patterns.CL100K)),
-            (c.PRESET_O200K, regex.compile(patterns.O200K))]
 
 
 def _assert_all_patterns(texts):
-    c = _c()
-    for preset, pattern in _presets():
+    c = c_core()
+    for preset, pattern in c_scanners():
         for text in texts:
             assert c.split(text, preset) == _unicode.split(pattern, text), (preset, text)
 

@@ -9,24 +9,14 @@ of 1-3 and more, whitespace runs before letters and newlines.  (Reads past
 the end of the text are the C self-tests' job, under ASan: csrc/tests/.)"""
 import itertools
 
-import pytest
-import regex
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pybpe import _unicode, core as backends, patterns
+from pybpe import _unicode
+
+from conftest import c_core, c_scanners
 
 
-def _c():
-    if "c" not in backends.available():
-        pytest.skip("the C backend is not built")
-    return backends.get("c")
-
-
-def _presets():
-    c = _c()
-    return [(c.PRESET_GPT2, regex.compile(patterns.GPT2)), (c.PRESET_CL100K, regex.compile(patterns.CL100K)),
-            (c.PRESET_O200K, regex.compile(patterns.O200K))]
 
 
 # The C scanners cut a run of pieces with a 64-byte window of classified
@@ -39,8 +29,8 @@ TAIL = " and then a tail of plain words, long enough for a block of 64 bytes"
 
 
 def _assert_all_patterns(texts):
-    c = _c()
-    for preset, pattern in _presets():
+    c = c_core()
+    for preset, pattern in c_scanners():
         for text in texts:
             for whole in (text, LEAD + text, LEAD + text + TAIL):
                 assert c.split(whole, preset) == _unicode.split(pattern, whole), (preset, whole)
