@@ -149,15 +149,37 @@ static void test_random(void)
     }
 }
 
+/* A scanner's cut function: bpe__pretok_cut (SSE2 where built) or its
+ * portable copy. */
+typedef size_t (*cut_fn)(int pattern, const unsigned char *text, size_t len, size_t pos,
+                         size_t *ends, size_t max);
+
+/* Every piece of buf, cut at most `max` per call of `cut` into `part`;
+ * returns how many. */
+static size_t cut_in_calls(cut_fn cut, int mode, const unsigned char *buf, size_t len,
+                           size_t max, size_t *part)
+{
+    size_t m, pos, got;
+    for (m = 0, pos = 0; pos < len && m < MAX_TEXT; pos = part[m - 1]) {
+        got = cut(mode, buf, len, pos, part + m, max);
+        CHECK(got >= 1 && got <= max);
+        if (got == 0)
+            break;
+        m += got;
+    }
+    return m;
+}
+
 /* Cutting a few pieces per call, as ranks.c does (bpe__pretok_cut with
  * max = RK_CUT), gives the same pieces as one call for the whole text: a
  * block with less room than it has starts writes the first of them. */
 static void chunked_cuts(const unsigned char *text, size_t len)
 {
     static const size_t maxes[] = {1, 7, 8, 9, 20, 63, 64, 128};
+    static const cut_fn cuts[] = {bpe__pretok_cut, portable_pretok_cut};
     static size_t whole[MAX_TEXT + 1], part[MAX_TEXT + 1];
     unsigned char *buf = malloc(len ? len : 1);
-    size_t i, n, m, pos, got;
+    size_t i, c, n, m;
     int mode;
     CHECK(buf != NULL);
     if (!buf)
@@ -165,24 +187,11 @@ static void chunked_cuts(const unsigned char *text, size_t len)
     memcpy(buf, text, len);
     for (mode = BPE_PRETOK_GPT2; mode <= BPE_PRETOK_O200K; mode++) {
         n = bpe_pretok_split(mode, buf, len, whole);
-        for (i = 0; i < sizeof maxes / sizeof maxes[0]; i++) {
-            for (m = 0, pos = 0; pos < len && m < MAX_TEXT; pos = part[m - 1]) {
-                got = bpe__pretok_cut(mode, buf, len, pos, part + m, maxes[i]);
-                CHECK(got >= 1 && got <= maxes[i]);
-                if (got == 0)
-                    break;
-                m += got;
+        for (i = 0; i < sizeof maxes / sizeof maxes[0]; i++)
+            for (c = 0; c < sizeof cuts / sizeof cuts[0]; c++) {
+                m = cut_in_calls(cuts[c], mode, buf, len, maxes[i], part);
+                CHECK(m == n && memcmp(part, whole, n * sizeof *whole) == 0);
             }
-            CHECK(m == n && memcmp(part, whole, n * sizeof *whole) == 0);
-            for (m = 0, pos = 0; pos < len && m < MAX_TEXT; pos = part[m - 1]) {
-                got = portable_pretok_cut(mode, buf, len, pos, part + m, maxes[i]);
-                CHECK(got >= 1 && got <= maxes[i]);
-                if (got == 0)
-                    break;
-                m += got;
-            }
-            CHECK(m == n && memcmp(part, whole, n * sizeof *whole) == 0);
-        }
     }
     free(buf);
 }
