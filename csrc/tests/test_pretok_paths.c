@@ -57,19 +57,28 @@ static size_t one_by_one(size_t (*next)(int, const unsigned char *, size_t, size
     return n;
 }
 
+/* text[0..len) in an allocation of exactly its length, so that ASan stops
+ * any read past its end; NULL (and a failed check) when malloc fails. */
+static unsigned char *exact_copy(const unsigned char *text, size_t len)
+{
+    unsigned char *buf = malloc(len ? len : 1);
+    CHECK(buf != NULL);
+    if (buf)
+        memcpy(buf, text, len);
+    return buf;
+}
+
 /* Both copies cut text[0..len), copied to the end of an exact allocation,
  * the same way, into pieces that tile it, and each copy's window
  * (bpe_pretok_split) cuts as its general scanner does piece by piece. */
 static void same_cuts(const unsigned char *text, size_t len)
 {
     static size_t ends[MAX_TEXT + 1], portable[MAX_TEXT + 1], general[MAX_TEXT + 1];
-    unsigned char *buf = malloc(len ? len : 1); /* exactly the text */
+    unsigned char *buf = exact_copy(text, len);
     size_t n, m, k;
     int mode;
-    CHECK(buf != NULL);
     if (!buf)
         return;
-    memcpy(buf, text, len);
     for (mode = BPE_PRETOK_GPT2; mode <= BPE_PRETOK_O200K; mode++) {
         n = bpe_pretok_split(mode, buf, len, ends);
         m = portable_pretok_split(mode, buf, len, portable);
@@ -178,13 +187,11 @@ static void chunked_cuts(const unsigned char *text, size_t len)
     static const size_t maxes[] = {1, 7, 8, 9, 20, 63, 64, 128};
     static const cut_fn cuts[] = {bpe__pretok_cut, portable_pretok_cut};
     static size_t whole[MAX_TEXT + 1], part[MAX_TEXT + 1];
-    unsigned char *buf = malloc(len ? len : 1);
+    unsigned char *buf = exact_copy(text, len);
     size_t i, c, n, m;
     int mode;
-    CHECK(buf != NULL);
     if (!buf)
         return;
-    memcpy(buf, text, len);
     for (mode = BPE_PRETOK_GPT2; mode <= BPE_PRETOK_O200K; mode++) {
         n = bpe_pretok_split(mode, buf, len, whole);
         for (i = 0; i < sizeof maxes / sizeof maxes[0]; i++)
