@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pybpe
-from pybpe import _unicode, patterns
+from pybpe import _unicode, patterns, specials
 from pybpe import core as backends
 from pybpe.core.spec import merge
 from pybpe.encoding import Encoding
@@ -159,6 +159,59 @@ def test_disallowed_tokens_are_found_past_their_first_characters(backend, method
             with pytest.raises(ValueError, match=regex.escape(bad)):
                 encode("text " + bad + " more", disallowed_special=set(firsts))
         assert list(encode("text only", disallowed_special={"<x>"})) == enc.encode_ordinary("text only")
+
+
+def _plain_check(text, disallowed):
+    # check_disallowed without its shortcuts: the regex search alone.
+    match = specials.special_regex(disallowed).search(text) if disallowed else None
+    return match.group() if match else None
+
+
+def _check_result(text, disallowed):
+    try:
+        specials.check_disallowed(text, disallowed)
+    except ValueError as e:
+        return str(e)
+    return None
+
+
+@pytest.mark.parametrize("tokens", [
+    ("<|endoftext|>",),
+    ("<|endoftext|>", "<|fim_prefix|>", "<|fim_middle|>", "<|fim_suffix|>", "<|endofprompt|>"),
+    ("<|endoftext|>", "<|endofprompt|>"),
+    ("<a>", "<a><b>"), ("ab", "b|"), ("||", "|x"), ("é|", "é|é"), ("x",)])
+def test_check_disallowed_shortcuts_are_exact(tokens):
+    # check_disallowed skips the regex when no token's first character is in
+    # the text, or when no occurrence of a rare character of the tokens'
+    # common prefix (found by memchr, at most _ANCHOR_HITS of them per
+    # anchor) lies where that prefix would hold it.  Against the plain
+    # search on random texts built from the tokens' pieces: anchors alone,
+    # prefixes, near misses, whole tokens, Unicode, and runs of anchors
+    # beyond the cap before the one real token.
+    disallowed = frozenset(tokens)
+    rng = random.Random(1913 + len(tokens))
+    prefix = os.path.commonprefix(sorted(tokens))
+    bits = ["a", " ", "\n", "é", "漢", "<", ">", "|", "<|", "|>", prefix, prefix[:-1], prefix[1:],
+            "x" * 40] + [t[:-1] for t in tokens] + [t[1:] for t in tokens]
+    cap = specials._ANCHOR_HITS
+    texts = ["", tokens[0], "|" * (cap + 3) + tokens[-1], "<" * (cap + 3) + "|" * (cap + 3) + tokens[0],
+             "|" * (cap - 1) + tokens[0], "<" * cap + "|" * cap, prefix * (cap + 5)]
+    for _ in range(400):
+        parts = [rng.choice(bits) for _ in range(rng.randrange(0, 12))]
+        if rng.random() < 0.3:
+            parts.insert(rng.randrange(len(parts) + 1), rng.choice(tokens))
+        if rng.random() < 0.2:
+            parts.insert(rng.randrange(len(parts) + 1), rng.choice("|<") * rng.randrange(cap - 2, cap + 3))
+        texts.append("".join(parts))
+    found = 0
+    for text in texts:
+        want = _plain_check(text, disallowed)
+        got = _check_result(text, disallowed)
+        assert (got is None) == (want is None), (tokens, text[:80])
+        if want is not None:
+            found += 1
+            assert repr(want) in got
+    assert 0 < found < len(texts)
 
 
 def test_special_tokens_match_tiktoken(backend):
