@@ -320,6 +320,57 @@ int bpe_ranks_encode_cached(const bpe_ranks *ranks, bpe_piece_cache *cache, int 
                             const unsigned char *text, size_t text_len,
                             const size_t *text_ends, size_t n_texts,
                             uint32_t *out, size_t *out_ends);
+/* ---------------------------------------------------------------------
+ * One batch shared by several threads (ranks.c, bpe_ranks_encode_shared).
+ *
+ * Each thread makes ONE call with the whole batch and its own piece cache;
+ * the texts are shared out as the threads go: a thread takes the next run
+ * of texts (about BPE_BATCH_RUN_BYTES) from a shared cursor, so a faster
+ * thread takes more and all finish within about one run of each other.
+ * Text i's IDs go to out[text start .. out_ends[i]) (its own region: a text
+ * never has more IDs than bytes), so threads never write the same place.
+ * Where the compiler has no atomics (or with BPE_BATCH_STATIC), worker w of
+ * n takes the runs w, w + n, w + 2n, ... instead: the same IDs, a fixed
+ * share.  The share is the caller's (no global state); it must outlive
+ * every call that uses it.
+ * ------------------------------------------------------------------- */
+#define BPE_BATCH_STATIC 1          /* bpe_batch_share_init: the fixed shares even with atomics */
+#define BPE_BATCH_MORE 1            /* bpe_ranks_encode_shared stopped at its budget */
+#define BPE_BATCH_RUN_BYTES 16384   /* about the bytes of a run (at least one text) */
+
+typedef struct {
+    size_t next;      /* with atomics: the first text no worker has taken */
+    size_t run;       /* texts per run */
+    size_t n_texts;
+    size_t n_workers;
+    int dynamic;      /* 1: runs from `next`; 0: the fixed shares */
+    int failed;       /* a worker failed: the others stop taking runs */
+} bpe_batch_share;
+
+/* Sets *share up for n_texts texts of text_len bytes in all, encoded by
+ * n_workers workers (>= 1), and marks every out_ends[i] not ready.  Flags:
+ * 0 or BPE_BATCH_STATIC.  BPE_OK or BPE_EINVAL. */
+int bpe_batch_share_init(bpe_batch_share *share, size_t text_len, size_t n_texts,
+                         size_t n_workers, int flags, size_t *out_ends);
+
+/* Worker `worker` (< n_workers) of a shared batch: the texts and out as for
+ * bpe_ranks_encode_cached, `cache` its own (one per worker).  *position is
+ * the worker's own progress (0 before its first call).  Encodes runs until
+ * none is left (BPE_OK), or, when budget > 0, until it has encoded at least
+ * budget bytes in this call (BPE_BATCH_MORE: runs may be left; call again).
+ * Writes out_ends[i] (the end of text i's IDs, which start at out[start of
+ * text i]) as each text is done; bpe_batch_ready tells which are.  An error
+ * status stops the other workers at their next run. */
+int bpe_ranks_encode_shared(const bpe_ranks *ranks, bpe_piece_cache *cache, int pattern,
+                            const unsigned char *text, size_t text_len,
+                            const size_t *text_ends, size_t n_texts,
+                            bpe_batch_share *share, size_t worker, size_t *position,
+                            size_t budget, uint32_t *out, size_t *out_ends);
+
+/* The first text at or after `first` not yet done (n_texts if all are), as
+ * seen by the calling thread: what it may read of out and out_ends.  Without
+ * atomics: `first` (read only after every worker has returned). */
+size_t bpe_batch_ready(const bpe_batch_share *share, const size_t *out_ends, size_t first);
 /* cffi-end */
 
 #endif /* PYBPE_TEXT_H */

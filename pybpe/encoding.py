@@ -35,6 +35,10 @@ _KEEP_CACHES = 8
 # encode_ordinary_batch's last slice: this share of the batch's characters
 # (see _slice_bounds).
 _TAIL_SHARE = 0.1
+# encode_ordinary_batch on threads (_encode_shared): worker 0 comes back
+# from C to build the lists of the texts done so far this many times per
+# batch (by its bytes).
+_LEAD_SHARES = 8
 
 
 def _slice_bounds(lengths, num_threads):
@@ -670,10 +674,50 @@ class Encoding:
         num_threads = _workers.width(num_threads, len(texts))
         if num_threads <= 1 or not self._compiled:
             return self._encode_slice(texts)
+        if self._cache_bytes:
+            return self._encode_shared(texts, num_threads)
         bounds = _slice_bounds([len(t) for t in texts], num_threads)
         slices = [texts[a:b] for a, b in zip(bounds, bounds[1:])]
         parts = _workers.run(self._encode_slice, slices, num_threads)
         return [ids for part in parts for ids in part]
+
+    def _encode_shared(self, texts, num_threads, static=False):
+        # encode_ordinary_batch on num_threads threads, each making one C
+        # call over the whole batch that takes runs of texts from a shared
+        # cursor (pybpe/core/native/ranks.py, SharedBatch), each through a
+        # piece cache of its own.  Worker 0 returns from C every
+        # _LEAD_SHARE of the batch's bytes to build the lists of the texts
+        # done so far (holding the GIL, while the others go on encoding);
+        # the rest are built once every worker is back.  `static`: the
+        # fixed shares the C falls back to without atomics (for tests).
+        utf8 = _unicode.utf8
+        batch = self._table.shared_batch([utf8(t) for t in texts], self._preset, num_threads, static)
+        n = len(texts)
+        result, built = [None] * n, [0]
+        budget = max(1, sum(len(t) for t in texts) // _LEAD_SHARES)
+
+        def work(worker):
+            caches = self._caches
+            cache = self._take_cache(caches)
+            try:
+                if worker:
+                    batch.work(worker, cache)
+                    return
+                more = True
+                while more:
+                    more = batch.work(0, cache, budget)
+                    first = built[0]
+                    ready = batch.ready(first)
+                    if ready > first:
+                        result[first:ready] = batch.lists(first, ready)
+                        built[0] = ready
+            finally:
+                self._give_back(cache, caches)
+
+        _workers.run(work, range(num_threads), num_threads)
+        if built[0] < n:
+            result[built[0]:] = batch.lists(built[0], n)
+        return result
 
     def _encode_slice(self, texts):
         # One C call for many texts (str), one ID list per text, through the

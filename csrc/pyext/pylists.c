@@ -159,6 +159,58 @@ static PyObject *pl_id_lists(PyObject *module, PyObject *args)
     return outer;
 }
 
+/* id_spans: lists i = first .. stop - 1 of ids[starts[i] .. ends[i]), where
+ * the items of one list need not follow the last one's (a shared batch
+ * writes each text's IDs at its text's offset: ranks.c,
+ * bpe_ranks_encode_shared). */
+static PyObject *pl_id_spans(PyObject *module, PyObject *args)
+{
+    PyObject *capsule, *outer, *ids_address, *starts_address, *ends_address;
+    const uint32_t *ids;
+    const size_t *starts, *ends;
+    pl_table *table;
+    Py_ssize_t first, stop, i;
+
+    (void)module;
+    if (!PyArg_ParseTuple(args, "OOOOnn:id_spans", &capsule, &ids_address, &starts_address,
+                          &ends_address, &first, &stop))
+        return NULL;
+    table = (pl_table *)PyCapsule_GetPointer(capsule, TABLE_NAME);
+    if (!table)
+        return NULL;
+    ids = (const uint32_t *)PyLong_AsVoidPtr(ids_address);
+    if (!ids && PyErr_Occurred())
+        return NULL;
+    starts = (const size_t *)PyLong_AsVoidPtr(starts_address);
+    if (!starts && PyErr_Occurred())
+        return NULL;
+    ends = (const size_t *)PyLong_AsVoidPtr(ends_address);
+    if (!ends && PyErr_Occurred())
+        return NULL;
+    if (first < 0 || stop < first || (stop > first && (!ids || !starts || !ends))) {
+        PyErr_SetString(PyExc_ValueError, "id_spans: bad arguments");
+        return NULL;
+    }
+    for (i = first; i < stop; i++) {
+        if (ends[i] < starts[i] || ends[i] - starts[i] > (size_t)PY_SSIZE_T_MAX) {
+            PyErr_SetString(PyExc_ValueError, "id_spans: an end before its start");
+            return NULL;
+        }
+    }
+    outer = PyList_New(stop - first);
+    if (!outer)
+        return NULL;
+    for (i = first; i < stop; i++) {
+        PyObject *list = pl_list(table, ids + starts[i], (Py_ssize_t)(ends[i] - starts[i]));
+        if (!list) {
+            Py_DECREF(outer);
+            return NULL;
+        }
+        PyList_SetItem(outer, i - first, list);
+    }
+    return outer;
+}
+
 static PyMethodDef pl_methods[] = {
     {"new_table", pl_new_table, METH_VARARGS,
      "new_table(size) -> a table of int objects for IDs below size, each made when first needed."},
@@ -166,6 +218,10 @@ static PyMethodDef pl_methods[] = {
      "id_lists(table, ids_address, ends_address, n_lists) -> n_lists lists: list i holds the\n"
      "uint32 IDs at ids_address[ends[i-1] .. ends[i]) (ends: size_t at ends_address, ends[-1]\n"
      "taken as 0).  The addresses must point at arrays that long, alive for the call."},
+    {"id_spans", pl_id_spans, METH_VARARGS,
+     "id_spans(table, ids_address, starts_address, ends_address, first, stop) -> lists i = first\n"
+     "... stop - 1: list i holds the uint32 IDs at ids_address[starts[i] .. ends[i]) (starts and\n"
+     "ends: size_t arrays at those addresses).  The arrays must be that long, alive for the call."},
     {NULL, NULL, 0, NULL}
 };
 

@@ -309,6 +309,140 @@ static void test_cross_call_cache(const bpe_ranks *t, const char *text)
     bpe_ranks_free(other);
 }
 
+/* Runs every worker of a shared batch on this thread, one after another
+ * (worker n_workers - 1 first, so a worker that wrote past its text's
+ * region would spoil IDs written before), or taking turns with a budget of
+ * one byte; returns the status, *out and *out_ends hold the result. */
+static int shared_run(const bpe_ranks *t, const unsigned char *text, size_t text_len,
+                      const size_t *text_ends, size_t n_texts, size_t n_workers, int flags,
+                      int turns, uint32_t *out, size_t *out_ends)
+{
+    bpe_batch_share share;
+    bpe_piece_cache *caches[3];
+    size_t positions[3] = {0, 0, 0}, w, busy, ready = 0;
+    int st = BPE_OK, status = BPE_OK, more[3] = {1, 1, 1};
+    CHECK(n_workers <= 3);
+    CHECK(bpe_batch_share_init(&share, text_len, n_texts, n_workers, flags, out_ends) == BPE_OK);
+#ifdef BPE_NO_ATOMICS
+    CHECK(share.dynamic == 0); /* the portable shares, always */
+#else
+    CHECK(share.dynamic == !(flags & BPE_BATCH_STATIC));
+#endif
+    for (w = 0; w < n_workers; w++)
+        CHECK((caches[w] = bpe_piece_cache_new(BPE_PIECE_CACHE_MIN_BYTES, &st)) != NULL);
+    do {
+        busy = 0;
+        for (w = n_workers; w-- > 0;) {
+            int one;
+            if (!more[w])
+                continue;
+            one = bpe_ranks_encode_shared(t, caches[w], BPE_PRETOK_GPT2, text, text_len, text_ends,
+                                          n_texts, &share, w, &positions[w], turns ? 1 : 0, out,
+                                          out_ends);
+            more[w] = one == BPE_BATCH_MORE;
+            busy += more[w];
+            if (one < 0 && status == BPE_OK)
+                status = one;
+            CHECK(bpe_batch_ready(&share, out_ends, ready) >= ready);
+            ready = bpe_batch_ready(&share, out_ends, ready);
+        }
+    } while (busy);
+#ifndef BPE_NO_ATOMICS
+    if (status == BPE_OK)
+        CHECK(ready == n_texts); /* every text done, and seen to be */
+#endif
+    for (w = 0; w < n_workers; w++)
+        bpe_piece_cache_free(caches[w]);
+    return status;
+}
+
+/* A batch shared by workers (bpe_ranks_encode_shared): every text's IDs at
+ * its own offset, equal to the plain batch call's, for 1-3 workers, the
+ * cursor and the fixed shares, whole calls and one-byte budgets; texts
+ * empty, short and longer than a run.  Then the argument checks, and an
+ * error that stops the other workers. */
+static void test_shared_batch(const bpe_ranks *t)
+{
+    enum { N = 40 };
+    static unsigned char text[N * BPE_BATCH_RUN_BYTES / 8];
+    size_t text_ends[N], want_ends[N], out_ends[N], len = 0, i, workers;
+    uint32_t *want = malloc(sizeof text * sizeof(uint32_t)), *out = malloc(sizeof text * sizeof(uint32_t));
+    unsigned seed = 12345;
+    int flags, turns;
+    CHECK(want != NULL && out != NULL);
+    if (!want || !out)
+        goto done;
+    for (i = 0; i < N; i++) {
+        /* lengths 0 .. ~1 KB, and two texts longer than a run */
+        size_t n = i % 7 == 3 ? 0 : (seed = seed * 1103515245u + 12345u) >> 22;
+        if (i == 5 || i == 30)
+            n = BPE_BATCH_RUN_BYTES + 100;
+        while (n-- > 0 && len < sizeof text) {
+            seed = seed * 1103515245u + 12345u;
+            text[len++] = (unsigned char)"abc a"[(seed >> 16) % 5];
+        }
+        text_ends[i] = len;
+    }
+    CHECK(bpe_ranks_encode_batch(t, BPE_PRETOK_GPT2, text, len, text_ends, N, want, want_ends) == BPE_OK);
+    for (workers = 1; workers <= 3; workers++)
+        for (flags = 0; flags <= BPE_BATCH_STATIC; flags += BPE_BATCH_STATIC)
+            for (turns = 0; turns <= 1; turns++) {
+                memset(out, 0xff, sizeof text * sizeof(uint32_t));
+                CHECK(shared_run(t, text, len, text_ends, N, workers, flags, turns, out, out_ends) == BPE_OK);
+                for (i = 0; i < N; i++) {
+                    size_t start = i ? text_ends[i - 1] : 0, n = want_ends[i] - (i ? want_ends[i - 1] : 0);
+                    CHECK(out_ends[i] == start + n);
+                    CHECK(memcmp(out + start, want + (i ? want_ends[i - 1] : 0), n * sizeof *out) == 0);
+                }
+            }
+    {
+        bpe_batch_share share;
+        size_t position = 0;
+        int st;
+        bpe_piece_cache *c = bpe_piece_cache_new(BPE_PIECE_CACHE_MIN_BYTES, &st);
+        CHECK(c != NULL);
+        CHECK(bpe_batch_share_init(&share, len, N, 0, 0, out_ends) == BPE_EINVAL);
+        CHECK(bpe_batch_share_init(&share, len, N, 2, 4, out_ends) == BPE_EINVAL);
+        CHECK(bpe_batch_share_init(NULL, len, N, 2, 0, out_ends) == BPE_EINVAL);
+        CHECK(bpe_batch_share_init(&share, len, N, 2, 0, out_ends) == BPE_OK);
+        CHECK(bpe_batch_ready(&share, out_ends, 0) == 0);
+        CHECK(bpe_ranks_encode_shared(t, c, BPE_PRETOK_GPT2, text, len, text_ends, N, &share, 2,
+                                      &position, 0, out, out_ends) == BPE_EINVAL); /* no worker 2 */
+        CHECK(bpe_ranks_encode_shared(t, c, BPE_PRETOK_GPT2, text, len, text_ends, N - 1, &share, 0,
+                                      &position, 0, out, out_ends) == BPE_EINVAL); /* not its texts */
+        CHECK(bpe_ranks_encode_shared(t, NULL, BPE_PRETOK_GPT2, text, len, text_ends, N, &share, 0,
+                                      &position, 0, out, out_ends) == BPE_EINVAL);
+        text_ends[N - 1]--;
+        CHECK(bpe_ranks_encode_shared(t, c, BPE_PRETOK_GPT2, text, len, text_ends, N, &share, 0,
+                                      &position, 0, out, out_ends) == BPE_EINVAL); /* short of the text */
+        text_ends[N - 1]++;
+        CHECK(bpe_batch_ready(&share, out_ends, 0) == 0); /* nothing was written */
+        /* a byte with no token in text 1: the worker that meets it fails
+         * (whichever it is), and with the cursor the other takes no run
+         * after it */
+        for (flags = 0; flags <= BPE_BATCH_STATIC; flags += BPE_BATCH_STATIC) {
+            text[text_ends[0]] = 'z';
+            CHECK(shared_run(t, text, len, text_ends, N, 2, flags, 0, out, out_ends) == BPE_EINVAL);
+            text[text_ends[0]] = 'a';
+            /* worker 1 ran first, took run 0 (the first ~16 KB) and failed;
+             * worker 0 then took nothing from the cursor, but its own runs
+             * under the fixed shares (0 is worker 1's only there: no text
+             * of it is done) */
+            CHECK(out_ends[1] == SIZE_MAX);
+#ifndef BPE_NO_ATOMICS
+            CHECK((out_ends[N - 1] == SIZE_MAX) == !flags);
+#endif
+            CHECK(bpe_batch_ready(&share, out_ends, 0) <= 1);
+        }
+        bpe_piece_cache_free(c);
+        CHECK(bpe_batch_share_init(&share, 0, 0, 1, 0, NULL) == BPE_OK);
+        CHECK(bpe_batch_ready(&share, NULL, 0) == 0);
+    }
+done:
+    free(want);
+    free(out);
+}
+
 /* Batches: each text encoded alone; the piece cache (pieces that are not one
  * token, repeated) gives what merging gives. */
 static void test_batch_and_cache(void)
@@ -350,6 +484,7 @@ static void test_batch_and_cache(void)
                                  out, out_ends) == BPE_EINVAL);
     CHECK(bpe_ranks_encode_batch(t, BPE_PRETOK_GPT2, NULL, 0, NULL, 0, NULL, NULL) == BPE_OK);
     test_cross_call_cache(t, text);
+    test_shared_batch(t);
     bpe_ranks_free(t);
 }
 

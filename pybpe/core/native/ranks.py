@@ -25,7 +25,7 @@ HEAP_THRESHOLD = lib.BPE_RANKS_HEAP_THRESHOLD
 def _check(status, what):
     # The one status -> exception map (shared with native.core); BPE_EINVAL from
     # an encode means a byte without a token.
-    raise_for_status(status, what, lib, "invalid input (for encoding: a byte of the text "
+    return raise_for_status(status, what, lib, "invalid input (for encoding: a byte of the text "
                      "has no token in this vocabulary)")
 
 
@@ -387,6 +387,12 @@ class RankTable:
         _check(status, "encoding")
         return self._lists(out, out_ends, n, _MARSHAL_MIN_IDS_BATCH)
 
+    def shared_batch(self, encoded, preset, n_workers, static=False):
+        """A SharedBatch of UTF-8 texts (bytes) for n_workers threads, cut by
+        the C scanner `preset`; `static`: the fixed shares (worker w takes
+        runs w, w + n_workers, ...) even where the C has atomics."""
+        return SharedBatch(self, encoded, preset, n_workers, static)
+
     def encode_to_buffer(self, data, preset, itemsize=4, cache=None):
         """IDs of UTF-8 `data` (one text) as an array of 4- or 2-byte
         unsigned ints, without making a Python int per ID (for encode_file).
@@ -415,3 +421,64 @@ class RankTable:
                                       1 if in_chars else 0, out, n_out)
         _check(status, "encoding")
         return ffi.unpack(out, n_out[0])
+
+
+class SharedBatch:
+    """One batch of UTF-8 texts encoded by several threads at once, each
+    making one C call (bpe_ranks_encode_shared, csrc/ranks.c) that takes
+    runs of texts from a cursor the calls share, so a faster thread takes
+    more.  Each text's IDs land in its own region of one output array, so
+    the lists can be built (`lists`) for the texts done so far (`ready`)
+    while the other threads still encode.  Made by RankTable.shared_batch.
+
+        >>> from pybpe.registry import get_encoding
+        >>> table = get_encoding("gpt2", backend="c")._table
+        >>> batch = table.shared_batch([b"hello", b"", b"world"], PRESET_GPT2, 2)
+        >>> batch.work(0, table.new_cache(PIECE_CACHE_MIN_BYTES)), batch.work(1, table.new_cache(PIECE_CACHE_MIN_BYTES))
+        (False, False)
+        >>> batch.lists(0, batch.ready(0))
+        [[31373], [], [6894]]
+    """
+
+    def __init__(self, table, encoded, preset, n_workers, static=False):
+        self._table, self._preset = table, preset
+        self._data = data = b"".join(encoded)
+        self.n = n = len(encoded)
+        self._text = ffi.from_buffer(data)
+        # starts[i]: where text i starts, in the text and in out alike.
+        self._starts = ffi.new("size_t[]", [0, *accumulate(map(len, encoded))])
+        self._text_ends = self._starts + 1
+        self._out = _new_uninit("uint32_t[]", max(1, len(data)))
+        self._ends = _new_uninit("size_t[]", max(1, n))
+        self._share = ffi.new("bpe_batch_share *")
+        self._positions = ffi.new("size_t[]", n_workers)
+        _check(lib.bpe_batch_share_init(self._share, len(data), n, n_workers,
+                                        lib.BPE_BATCH_STATIC if static else 0, self._ends),
+               "setting up a shared batch")
+        self.dynamic = bool(self._share.dynamic)
+
+    def work(self, worker, cache, budget=0):
+        """Encodes runs of texts as worker `worker` (< n_workers) through
+        `cache` (one per worker) without the GIL, until none is left
+        (returns False) or, with a budget, until this call has encoded that
+        many bytes (returns True: call again)."""
+        status = lib.bpe_ranks_encode_shared(self._table._table, cache, self._preset, self._text,
+                                             len(self._data), self._text_ends, self.n, self._share,
+                                             worker, self._positions + worker, budget, self._out, self._ends)
+        return _check(status, "encoding") == lib.BPE_BATCH_MORE
+
+    def ready(self, first):
+        """The first text at or after `first` that is not done yet (n if
+        all are), as far as this thread may tell; after every work() call
+        has returned, n."""
+        return lib.bpe_batch_ready(self._share, self._ends, first)
+
+    def lists(self, first, stop):
+        """The ID lists of texts first .. stop - 1, all done (see ready)."""
+        ints = self._table._ints
+        if ints is not None:
+            address = lambda a: int(ffi.cast("uintptr_t", a))  # noqa: E731
+            return _pylists.id_spans(ints, address(self._out), address(self._starts), address(self._ends),
+                                     first, stop)
+        out, starts, ends, unpack = self._out, self._starts, self._ends, ffi.unpack
+        return [unpack(out + starts[i], ends[i] - starts[i]) for i in range(first, stop)]
