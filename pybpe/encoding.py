@@ -691,7 +691,7 @@ class Encoding:
         # the rest are built once every worker is back.  `static`: the
         # fixed shares the C falls back to without atomics (for tests).
         utf8 = _unicode.utf8
-        batch = self._table.shared_batch([utf8(t) for t in texts], self._preset, num_threads, static)
+        batch = self._table._shared_batch([utf8(t) for t in texts], self._preset, num_threads, static)
         n = len(texts)
         result, built = [None] * n, [0]
         budget = max(1, sum(len(t) for t in texts) // _LEAD_SHARES)

@@ -89,7 +89,7 @@ def test_lists_built_between_runs_equal_encode_ordinary(static, four_cpus, monke
 
 def _batch(enc, docs, workers, static):
     from pybpe import _unicode
-    return enc._table.shared_batch([_unicode.utf8(d) for d in docs], enc._preset, workers, static)
+    return enc._table._shared_batch([_unicode.utf8(d) for d in docs], enc._preset, workers, static)
 
 
 def _cache(enc):

@@ -387,7 +387,7 @@ class RankTable:
         _check(status, "encoding")
         return self._lists(out, out_ends, n, _MARSHAL_MIN_IDS_BATCH)
 
-    def shared_batch(self, encoded, preset, n_workers, static=False):
+    def _shared_batch(self, encoded, preset, n_workers, static=False):
         """A SharedBatch of UTF-8 texts (bytes) for n_workers threads, cut by
         the C scanner `preset`; `static`: the fixed shares (worker w takes
         runs w, w + n_workers, ...) even where the C has atomics."""
@@ -429,11 +429,11 @@ class SharedBatch:
     runs of texts from a cursor the calls share, so a faster thread takes
     more.  Each text's IDs land in its own region of one output array, so
     the lists can be built (`lists`) for the texts done so far (`ready`)
-    while the other threads still encode.  Made by RankTable.shared_batch.
+    while the other threads still encode.  Made by RankTable._shared_batch.
 
         >>> from pybpe.registry import get_encoding
         >>> table = get_encoding("gpt2", backend="c")._table
-        >>> batch = table.shared_batch([b"hello", b"", b"world"], PRESET_GPT2, 2)
+        >>> batch = table._shared_batch([b"hello", b"", b"world"], PRESET_GPT2, 2)
         >>> batch.work(0, table.new_cache(PIECE_CACHE_MIN_BYTES)), batch.work(1, table.new_cache(PIECE_CACHE_MIN_BYTES))
         (False, False)
         >>> batch.lists(0, batch.ready(0))
