@@ -648,16 +648,19 @@ class Encoding:
         """encode_ordinary over a list of str, on `num_threads` threads.
 
         With a C scanner (the gpt2, cl100k and o200k patterns on the C
-        backend) the list is cut into slices of consecutive texts, one per
-        thread and a short last one (see _slice_bounds), and each slice is
-        one C call that runs without the GIL; only the UTF-8 encoding and the
-        building of the result lists (from a table of int objects, or a
-        marshal stream; see pybpe/core/native/ranks.py) hold it.  The
-        calling thread encodes slices too, beside helper threads that live
-        across calls (pybpe/_workers.py); no more threads than CPUs are
-        used.  Each slice's call takes one of the Encoding's idle piece
-        caches (see piece_cache), so every thread has its own while it works
-        and the next batch's threads find them warm.  On the Python backend the texts
+        backend) each thread makes one C call over the whole list that runs
+        without the GIL and takes runs of texts (~16 KB) from a cursor the
+        calls share, so a faster thread takes more (see _encode_shared);
+        only the UTF-8 encoding and the building of the result lists (from
+        a table of int objects; see pybpe/core/native/ranks.py) hold it, and
+        the first worker builds the lists of the texts done so far while the
+        others encode.  The calling thread works too, beside helper threads
+        that live across calls (pybpe/_workers.py); no more threads than
+        CPUs are used.  Each thread's call takes one of the Encoding's idle
+        piece caches (see piece_cache), so every thread has its own while it
+        works and the next batch's threads find them warm; without a piece
+        cache the list is cut into slices of one C call each (see
+        _slice_bounds).  On the Python backend the texts
         are encoded one after another on the calling thread: pure-Python
         work cannot share the GIL.
 
