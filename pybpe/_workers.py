@@ -1,8 +1,10 @@
 """Running a list of jobs on a few threads: the calling thread and helpers
 that live across calls.
 
-Encoding's batch methods cut a batch into slices and encode each slice in one
-C call that runs without the GIL, so threads really share the work.
+Encoding's batch methods run C calls that release the GIL on these threads,
+so threads really share the work: encode_ordinary_batch one call per thread
+over a batch they share through a cursor (Encoding._encode_shared), or,
+without a piece cache, one call per slice.
 `run(fn, items, num_threads)` is [fn(x) for x in items] on num_threads
 threads (at most one per CPU): the calling thread works too (it would
 otherwise only wait), and the others are helpers from one process-wide pool
