@@ -127,7 +127,9 @@
  *     Other long pieces (random letters, long CJK sentences) are merged in
  *     windows whose meeting parts are checked (rk_merge_windows, with the
  *     proof): 1 MB of random letters ~260 -> ~76 ms (cl100k); windows that
- *     end where the bytes are least eager to merge (rk_window_end): ~42 ms.
+ *     end where the bytes are least eager to merge (rk_window_end): ~42 ms;
+ *     windows merged by rk_merge_small instead of the rescanning loop: ~26
+ *     ms (C alone; what limits it is at rk_merge_windows).
  *   - CJK under o200k: a long piece was cut only between two bytes no
  *     token holds side by side (rk_merge_cut), and under o200k nearly every
  *     pair of CJK bytes is held, so ~0.7% of character boundaries were cuts
@@ -1499,6 +1501,30 @@ static size_t rk_part_len(const bpe_ranks *r, uint32_t k)
  * (cl100k).  Counted per MB (cl100k): 578,000 merges in windows and
  * meeting checks, 1.07 million pair questions, of which the filter
  * answers 836,000; ~54,000 windows.
+ * What limits it now: instructions.  callgrind counts 195.5 million per
+ * MB (cl100k, the encode call): rk_merge_small's own 131 million (the
+ * scans for the lowest key ~60, setting windows up ~37), rk_pair_get ~39
+ * million; at the ~2.6 instructions per cycle the time implies, that is
+ * the 26 ms.  Issue 13's 10 ms would need under ~80 instructions per byte
+ * including the pair questions.  Dead ends, measured the same way
+ * (interleaved builds, best of 9-11):
+ *   - 32-bit keys (priority << 8 | position) with an SSE2 minimum, four
+ *     keys per compare: 123 million instructions in the loop instead of
+ *     131, yet 27.8 ms against 26.0 -- the vector load reads keys just
+ *     written by scalar stores, which the core cannot forward to it.
+ *   - Two windows merged a step each in turn, so that one's pair questions
+ *     overlap the other's: 24.4-26.2 ms against 24.4-25.6 (no change; the
+ *     loop is not waiting on memory).
+ *   - Windows of 12, 16, 32 bytes with this loop: 29.5, 27.0, 24.5-24.9 ms
+ *     against 24.8-26.9 for 24.  rk_window_end without its branch, and
+ *     the window's setup from a table of next/prev: within noise (the
+ *     setup's instruction count did not move).
+ *   - Not built: the backtracking encoder (above), counted first in a
+ *     Python model against this merge (cl100k, 100 KB of random letters):
+ *     54,000 tokens, 99,000 pair tests, 263,000 pair-table questions
+ *     (~2.6 per test, walking both tokens' merge trees) where the windows
+ *     ask ~107,000 per 100 KB; 30,000 retries with a shorter token and
+ *     15,500 dead positions.  More questions, and no fewer instructions.
  */
 #define RK_WINDOW 24
 #define RK_WINDOW_MAX RK_SMALL_MAX
