@@ -45,10 +45,13 @@ typedef struct {
 } bpe__node;
 
 /* A pair's occurrences: a min-heap of keys, lazy (it may hold stale keys,
- * dropped when they surface). */
+ * dropped when they surface).  len and cap are 32-bit (a list never holds
+ * more keys than there are nodes, fewer than BPE__NONE, except that with
+ * the empty symbol a node can be pushed twice: bpe__occ_grow refuses past
+ * UINT32_MAX): 16 bytes, so trainer.c's pair record fits 32. */
 typedef struct {
     uint32_t *keys;
-    size_t len, cap;
+    uint32_t len, cap;
 } bpe__occ;
 
 /* ---- building ----------------------------------------------------------- */
@@ -141,15 +144,30 @@ bpe_trainer *bpe__trainer_from_nodes(bpe_symtab *symtab, bpe__node *nodes,
 
 /* ---- occurrence lists --------------------------------------------------- */
 
+/* Room for at least `need` keys in o (bpe__reserve: at least doubling).
+ * BPE_OK, or BPE_ENOMEM / BPE_ETOOBIG with o unchanged. */
+static inline int bpe__occ_grow(bpe__occ *o, size_t need)
+{
+    size_t cap = o->cap;
+    int status;
+
+    if (need > UINT32_MAX)
+        return BPE_ETOOBIG;
+    if ((status = bpe__reserve((void **)&o->keys, &cap, need,
+                               sizeof *o->keys)) != BPE_OK)
+        return status;
+    o->cap = cap > UINT32_MAX ? UINT32_MAX : (uint32_t)cap;
+    return BPE_OK;
+}
+
 static inline int bpe__occ_push(bpe__occ *o, uint32_t key)
 {
     size_t i;
 
-    /* bpe__reserve's common case, room already there, inline: this runs
-     * once per occurrence made. */
-    if (o->len + 1 > o->cap) {
-        int status = bpe__reserve((void **)&o->keys, &o->cap, o->len + 1,
-                                  sizeof *o->keys);
+    /* The common case, room already there, inline: this runs once per
+     * occurrence made. */
+    if (o->len + (size_t)1 > o->cap) {
+        int status = bpe__occ_grow(o, o->len + (size_t)1);
         if (status != BPE_OK)
             return status;
     }
