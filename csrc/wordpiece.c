@@ -514,7 +514,7 @@ static int merge_occurrences(bpe_wp_trainer *t, uint32_t p, uint32_t merged)
         if ((k > 0 && occ[k - 1] == i) || !bpe__occ_valid(t->nodes, i, a, b))
             continue;  /* a duplicate, or stale */
         j = t->nodes[i].next;
-        pv = t->nodes[i].prev;
+        pv = bpe__prev(t->nodes, i);
         nx = t->nodes[j].next;
         f = t->freq[t->nodes[i].word];
         if ((pv != BPE__NONE &&
