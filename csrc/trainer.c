@@ -113,7 +113,8 @@
  * job; LL misses): the pair record split into a hot 32-byte part, aligned,
  * and a side part (see pair_rec) 6.64M -> 6.35M; nodes 20 -> 16 bytes (no
  * left link: bpe__prev in train_core.h) -> 5.96M, and page faults 12,416
- * -> 11,288.
+ * -> 11,288; the trainer's own pair map (THE PAIR MAP) -> 5.81M, faults
+ * -> 10,262.
  *
  * COUNTS NEVER WRAP.  A pair's count is a sum of uint64 word frequencies and
  * may pass 2^64 - 1 (two words of 2^63 share a pair; or a merge joins the
@@ -223,7 +224,8 @@ struct bpe_trainer {
     pair_side *side;         /* per pair, parallel to pairs (same block) */
     size_t npairs, pairs_cap, nlive; /* nlive: count > 0 and not banned */
     size_t ncarry;           /* pairs whose carry is not 0 */
-    bpe__pairmap map;        /* (left, right) -> index into pairs */
+    uint64_t *slots;         /* the pair map (see THE PAIR MAP) */
+    size_t slot_mask;        /* slot count - 1 (a power of two) */
     pair_cache_slot cache[PAIR_CACHE];  /* recently used map entries */
 
     heap_entry *heap;        /* main max-heap, invariant (4) */
@@ -447,16 +449,98 @@ static int pairs_reserve(bpe_trainer *t, size_t need)
     return BPE_OK;
 }
 
-/* The index of pair (left, right), or BPE__NONE when it has no record. */
-static uint32_t pair_find(bpe_trainer *t, uint32_t left, uint32_t right)
+/* ---- the pair map ------------------------------------------------------
+ *
+ * THE PAIR MAP.  (left, right) -> pair index, open addressing with linear
+ * probing.  A slot is 8 bytes, the hash's high half (a tag) above the pair
+ * index, EMPTY_SLOT when empty; a tag that matches is confirmed against
+ * the pair's side record, which holds its symbols.  It replaced the
+ * shared pairmap (8-byte keys and 4-byte values in two arrays, load at
+ * most 1/2, sized for total / 4 pairs: 6 MB on Shakespeare, ~1,500 pages
+ * to fault in, and a new pair missed in both arrays): here a new pair
+ * misses one slot, and the load may reach 5/8, so Shakespeare's ~133k
+ * pairs fit 262,144 slots (2 MB).  Growing re-hashes the pairs from their
+ * side records. */
+#define EMPTY_SLOT UINT64_MAX
+#define SLOT_LOAD_NUM 5
+#define SLOT_LOAD_DEN 8
+
+/* The tag hash h leaves in a slot (its low bits choose the slot). */
+#define SLOT_TAG(h) ((h) >> 32)
+
+static int slots_alloc(bpe_trainer *t, size_t count)
+{
+    uint64_t *slots;
+
+    if (count > SIZE_MAX / sizeof *slots ||
+        (slots = malloc(count * sizeof *slots)) == NULL)
+        return BPE_ENOMEM;
+    memset(slots, 0xff, count * sizeof *slots);  /* every slot EMPTY_SLOT */
+    free(t->slots);
+    t->slots = slots;
+    t->slot_mask = count - 1;
+    return BPE_OK;
+}
+
+/* Puts pair p, hash h, in a free slot (there is one: load < 1). */
+static void slot_place(bpe_trainer *t, uint64_t h, uint32_t p)
+{
+    size_t i = (size_t)h & t->slot_mask;
+
+    while (t->slots[i] != EMPTY_SLOT)
+        i = (i + 1) & t->slot_mask;
+    t->slots[i] = SLOT_TAG(h) << 32 | p;
+}
+
+/* Doubles the map (pairs 0..npairs - 1 re-placed).  On failure the old
+ * slots are kept. */
+static int slots_grow(bpe_trainer *t)
+{
+    uint64_t *old = t->slots;
+    size_t count = t->slot_mask + 1, p;
+
+    t->slots = NULL;
+    if (count > SIZE_MAX / 2 || slots_alloc(t, 2 * count) != BPE_OK) {
+        t->slots = old;
+        t->slot_mask = count - 1;
+        return BPE_ENOMEM;
+    }
+    free(old);
+    for (p = 0; p < t->npairs; p++)
+        slot_place(t, bpe__mix64(bpe__pair_key(t->side[p].left, t->side[p].right)),
+                   (uint32_t)p);
+    return BPE_OK;
+}
+
+/* The index of the pair with hash h, (left, right), or BPE__NONE. */
+static uint32_t slot_find(const bpe_trainer *t, uint64_t h, uint32_t left,
+                          uint32_t right)
+{
+    size_t i = (size_t)h & t->slot_mask;
+    uint64_t s;
+
+    while ((s = t->slots[i]) != EMPTY_SLOT) {
+        uint32_t p = (uint32_t)s;
+        if (s >> 32 == SLOT_TAG(h) && t->side[p].left == left &&
+            t->side[p].right == right)
+            return p;
+        i = (i + 1) & t->slot_mask;
+    }
+    return BPE__NONE;
+}
+
+/* The index of pair (left, right), hash h, or BPE__NONE when it has no
+ * record. */
+static uint32_t pair_find(bpe_trainer *t, uint64_t h, uint32_t left,
+                          uint32_t right)
 {
     uint64_t key = bpe__pair_key(left, right);
-    pair_cache_slot *c = &t->cache[bpe__mix64(key) & (PAIR_CACHE - 1)];
+    pair_cache_slot *c = &t->cache[h & (PAIR_CACHE - 1)];
     uint32_t at;
 
     if (c->key == key)
         return c->index;
-    at = bpe__pairmap_get(&t->map, left, right);
+    at = slot_find(t, h, left, right);
     if (at != BPE__NONE) {
         c->key = key;
         c->index = at;
@@ -468,7 +552,9 @@ static uint32_t pair_find(bpe_trainer *t, uint32_t left, uint32_t right)
 static int pair_get(bpe_trainer *t, uint32_t left, uint32_t right,
                     uint32_t *index_out)
 {
-    uint32_t at = pair_find(t, left, right);
+    uint64_t h = bpe__mix64(bpe__pair_key(left, right));
+    uint32_t at = pair_find(t, h, left, right);
+    pair_cache_slot *c;
     pair_rec *r;
     int status;
 
@@ -479,10 +565,15 @@ static int pair_get(bpe_trainer *t, uint32_t left, uint32_t right,
     if (t->npairs >= BPE__NONE)
         return BPE_ETOOBIG;
     status = pairs_reserve(t, t->npairs + 1);
-    if (status == BPE_OK)
-        status = bpe__pairmap_put(&t->map, left, right, (uint32_t)t->npairs);
+    if (status == BPE_OK &&
+        (t->npairs + 1) * SLOT_LOAD_DEN > (t->slot_mask + 1) * SLOT_LOAD_NUM)
+        status = slots_grow(t);
     if (status != BPE_OK)
         return status;
+    slot_place(t, h, (uint32_t)t->npairs);
+    c = &t->cache[h & (PAIR_CACHE - 1)];  /* (a new pair is often met again soon) */
+    c->key = bpe__pair_key(left, right);
+    c->index = (uint32_t)t->npairs;
     r = &t->pairs[t->npairs];
     memset(r, 0, sizeof *r);
     t->side[t->npairs].left = left;
@@ -660,7 +751,9 @@ bpe_trainer *bpe__trainer_from_nodes(bpe_symtab *symtab, bpe__node *nodes,
     t->units = malloc(t->units_cap * sizeof *t->units);
     if (t->units == NULL)
         goto cleanup;
-    if ((st = bpe__pairmap_init(&t->map, total / 4)) != BPE_OK)
+    for (k = 16; k < total / 4; k *= 2)
+        ;  /* (Shakespeare: 262,144 slots, enough for all its pairs) */
+    if ((st = slots_alloc(t, k)) != BPE_OK)
         goto cleanup;
     for (i = 0; i < nsym; i++)
         t->units[i] = 1;  /* symbols that exist before training */
@@ -764,7 +857,7 @@ void bpe_trainer_free(bpe_trainer *t)
         free(t->chunks[p]);
     free(t->chunks);
     free(t->pairs_block);
-    bpe__pairmap_free(&t->map);
+    free(t->slots);
     free(t->nodes);
     free(t->freq);
     free(t->units);
