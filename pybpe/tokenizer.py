@@ -335,8 +335,7 @@ class BPETokenizer(Tokenizer):
         # reuse it instead of faulting fresh pages (~800 fewer on Shakespeare).
         del counter
         target = max(self.target_vocab_size - len(self.special_tokens), 0)
-        merges, counts_ = self._run(trainer, symtab, target, report)
-        merge_ids = [m[:3] for m in merges]
+        merge_ids, counts_ = self._run(trainer, symtab, target, report)
         tokens = _merged_tokens(base, merge_ids, len(symtab)) if base_whole else None
         return _State(self, symtab, merge_ids, counts_, tokens)
 
@@ -348,29 +347,34 @@ class BPETokenizer(Tokenizer):
         propagates before the new state is installed, so the tokenizer keeps
         its previous state.
         """
-        merges, counts = [], []
+        merges, counts = [], []  # [(left, right, merged)], [count]
         chunk = 16
         expected = max(target - len(symtab), 0)
+        run_ids = getattr(trainer, "_run_ids", None)  # (the C core's: no 4-tuples to slice)
         while True:
             t0 = time.perf_counter()
-            done = trainer.run(target, chunk)
-            finished = len(done) < chunk
-            merges.extend(done)
-            counts.extend(m[3] for m in done)
+            if run_ids is not None:
+                ids, done_counts = run_ids(target, chunk)
+            else:
+                done = trainer.run(target, chunk)
+                ids, done_counts = [m[:3] for m in done], [m[3] for m in done]
+            finished = len(ids) < chunk
+            merges += ids
+            counts += done_counts
             if time.perf_counter() - t0 < _CHUNK_SECONDS:
                 chunk = min(chunk * 2, _MAX_CHUNK)
             if report.enabled:
                 report.update("merge", len(merges), expected, final=finished,
-                              detail=lambda: self._last_merge(symtab, merges))
+                              detail=lambda: self._last_merge(symtab, merges, counts))
             if finished:
                 break
         report.end()
         return merges, counts
 
-    def _last_merge(self, symtab, merges):
+    def _last_merge(self, symtab, merges, counts):
         if not merges:
             return ""
-        a, b, _, count = merges[-1]
+        (a, b, _), count = merges[-1], counts[-1]
         last = "  last %r + %r (%d)" % (self.flavour.from_bytes(symtab.token(a)),
                                         self.flavour.from_bytes(symtab.token(b)), count)
         return last[:60]

@@ -10,6 +10,7 @@ every flavour, the options (max_token_length, min_frequency, progress), and
 """
 import json
 import os
+import sys
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -741,6 +742,30 @@ def test_counter_trainer_is_trainer_on_the_word_table(core, texts, units, min_fr
     slow = core.Trainer(slow_table, counter.word_table(slow_table, units, marker), **options)
     assert fast.run(10**6, 10**6) == slow.run(10**6, 10**6)
     assert fast_table.tokens() == slow_table.tokens()
+
+
+@pytest.mark.parametrize("run_chunk", [1, 3, 4096])
+def test_run_ids_is_run_split(core, monkeypatch, run_chunk):
+    # Trainer._run_ids (the C core's, for BPETokenizer._run) answers what
+    # run() answers, as ([(left, right, merged)], [count]), asked in steps of
+    # every size and fetched from C in chunks of run_chunk merges.
+    if not hasattr(core.Trainer, "_run_ids"):
+        pytest.skip("only the C core has Trainer._run_ids")
+    monkeypatch.setattr(sys.modules[core.Trainer.__module__], "_RUN_CHUNK", run_chunk)
+    text = "the cat sat on the mat with the hat that the bat ate " * 3 + "aaaa aaa aa a"
+    trainers = []
+    for _ in range(2):
+        counter = core.WordCounter()
+        counter.add_text(text)
+        table = core.SymbolTable(sorted({c.encode() for c in text if c != " "}) + [b"</w>"])
+        trainers.append(counter.trainer(table, "symbol", "</w>"))
+    whole, split = trainers
+    for steps in (0, 1, 2, 5, 7, 10**6):
+        ids, counts = split._run_ids(10**6, steps)
+        merges = whole.run(10**6, steps)
+        assert ids == [m[:3] for m in merges] and counts == [m[3] for m in merges]
+        assert all(type(t) is tuple for t in ids)
+    assert merges and split._run_ids(10**6, 10**6) == ([], [])  # (ran to the end)
 
 
 def test_counter_trainer_refuses_what_trainer_refuses(core):
