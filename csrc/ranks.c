@@ -149,6 +149,28 @@
  *     table (RK_DENSE_PAIRS_DIV); confirming each token the filter reports
  *     in the token table (o200k CJK ~4.5 ms; without, ~4.0: a false report
  *     only loses a cut).
+ *   - Per piece (issue 13, unseen 0.5 MB slices): Python source has a
+ *     quarter of its pieces of 2-16 bytes that are not short whole tokens
+ *     (runs of spaces after a newline, "._", two or three IDs), and each
+ *     called rk_encode_piece_rest, which hashed the piece again.  Now
+ *     rk_encode_piece asks the whole piece cache about every piece of 2-16
+ *     bytes inline, with one key, and a miss hands that key on
+ *     (rk_encode_piece_miss); pieces of up to 16 bytes are hashed with a
+ *     multiply per word, folded (rk_key_hash), not bpe__mix64's chains; and
+ *     the span loop keeps the output position in a register.  Instructions
+ *     (callgrind, tools/bench_unseen.c, the encode calls of a warm and four
+ *     unseen slices), before -> after: gpt2 Python source 91.1M -> 78.9M,
+ *     prose 104.4M -> 94.5M; cl100k 90.4M -> 83.2M, 108.4M -> 99.1M; o200k
+ *     86.5M from 93.9M, 105.0M from 114.2M; same IDs (checksums), merges
+ *     and token lookups within 1%.  CPU time of 8 unseen slices, each after
+ *     8 MB of other memory was touched (L2 evicted, as the interleaved
+ *     benchmark does), medians of 5 alternating processes on a loaded
+ *     machine: gpt2 source 24.0 -> 21.7 ms, prose 28.6 -> 25.0; cl100k
+ *     source 28.8 -> 27.4; o200k source 27.2 -> 24.1, prose 41.5 -> 36.5.
+ *     Dead end, measured the same way: a hot pair table of the pairs of the
+ *     1,024-8,192 lowest results (16-128 KB, asked before the filter): no
+ *     faster C alone or interleaved with the peers in Python, though the
+ *     pair table's lines are evicted between calls there.
  */
 #include <assert.h>
 #include <stdlib.h>
@@ -327,10 +349,19 @@ BPE__PC_INLINE uint64_t rk_key_hash(const unsigned char *p, size_t n, uint64_t h
 {
     uint64_t h;
     size_t i;
-    if (n <= 8)
-        return bpe__mix64(head ^ ((uint64_t)n << 56) ^ BPE__FNV_OFFSET);
-    if (n <= 16)
-        return bpe__mix64(head ^ bpe__mix64(tail ^ n));
+    /* Up to 16 bytes (nearly every piece): a multiply per word, the high
+     * half folded onto the low one (the token table's slot is low bits,
+     * the piece cache's set the high ones).  bpe__mix64 there was a chain
+     * of two multiplies, three for 9-16 bytes, ahead of every piece's
+     * cache probe. */
+    if (n <= 8) {
+        h = (head ^ ((uint64_t)n << 56) ^ BPE__FNV_OFFSET) * BPE__GOLDEN64;
+        return h ^ h >> 29;
+    }
+    if (n <= 16) {
+        h = head * BPE__GOLDEN64 ^ (tail ^ n) * UINT64_C(0xbf58476d1ce4e5b9);
+        return h ^ h >> 29;
+    }
     /* Eight bytes a step (the words from 8 on, then the tail, which may
      * overlap the last of them): FNV-1a a byte at a time was one multiply
      * in a chain per byte, ~5% of encoding CJK, whose pieces run 20-99
@@ -1862,22 +1893,81 @@ static int rk_merge_cut(const bpe_ranks *r, const unsigned char *text, size_t te
     return BPE_OK;
 }
 
+/* The part of encoding a piece the piece cache could not answer: p =
+ * text + pos, 2 <= len, `key` its rk_key_of, the cache asked already (its
+ * tok table too when r->whole_piece and len <= 8).  Then the call's spill
+ * cache (pieces with too many IDs for the piece cache, or too long), the
+ * whole piece as one token (tiktoken's rule), merging; what the caches did
+ * not know goes into one of them. */
+static int rk_encode_piece_miss(const bpe_ranks *r, const unsigned char *text,
+                                size_t text_len, size_t pos, size_t len, const rk_key *key,
+                                bpe_piece_cache *c, rk_scratch *s, uint32_t *out,
+                                size_t produced, size_t *count)
+{
+    const unsigned char *p = text + pos;
+    uint32_t *dst = out + produced;
+    rk_spill_entry *spill;
+    int status;
+    *count = 0;
+    if (s->spill && len <= RK_SPILL_MAX_PIECE) {
+        spill = &s->spill[(size_t)(key->hash >> 32) & (s->spill_slots - 1)];
+        if (spill->len == len && spill->head == key->head && spill->tail == key->tail &&
+            (len <= 16 ||
+             memcmp(text + (size_t)spill->text_pos + 8, p + 8, len - 16) == 0)) {
+            uint32_t j; /* never overlapping: the entry's IDs end before dst */
+            for (j = 0; j < spill->count; j++)
+                dst[j] = out[(size_t)spill->out_pos + j];
+            *count = spill->count;
+            return BPE_OK;
+        }
+    }
+    if (r->whole_piece && rk_maybe_token(r, key->hash)) {
+        uint32_t k = rk_lookup_key(r, p, len, key);
+        if (k != RK_NONE) {
+            *dst = rk_id(r, k);
+            *count = 1;
+            c->stats[BPE_PIECE_CACHE_TOKEN_LOOKUPS]++;
+            if (len <= 8)
+                bpe__pc_tok_put(c, key->hash, key->head, len, *dst, 0);
+            else if (len <= BPE__PC_LONG_BYTES)
+                bpe__pc_put(c, key->hash, p, len, key->head, key->tail, dst, 1, 0);
+            return BPE_OK;
+        }
+    }
+    status = rk_merge_cut(r, text, text_len, pos, len, c, s, dst, count);
+    c->stats[BPE_PIECE_CACHE_MERGES]++;
+    if (status != BPE_OK || len > RK_SPILL_MAX_PIECE)
+        return status;
+    if (len <= BPE__PC_LONG_BYTES && *count <= BPE__PC_LONG_IDS) {
+        bpe__pc_put(c, key->hash, p, len, key->head, key->tail, dst, *count, 1);
+    } else if (pos <= UINT32_MAX && produced <= UINT32_MAX) {
+        if (!s->spill && !(s->spill = calloc(s->spill_slots, sizeof *s->spill)))
+            return BPE_ENOMEM;
+        spill = &s->spill[(size_t)(key->hash >> 32) & (s->spill_slots - 1)];
+        spill->head = key->head;
+        spill->tail = key->tail;
+        spill->len = (uint32_t)len;
+        spill->text_pos = (uint32_t)pos;
+        spill->out_pos = (uint32_t)produced;
+        spill->count = (uint32_t)*count;
+    }
+    return status;
+}
+
 /* Encodes the piece text[pos..pos+len) to out[produced..]; *count gets the
  * number of IDs.  text[0..text_len) is the whole buffer (rk_key_of may read
  * up to 8 bytes of it at once).  Order of attempts: one byte; the piece
- * cache (piece_cache.h), whose tok table rk_encode_piece has asked already;
- * the call's spill cache (pieces with too many IDs for it, or too long);
- * the whole piece as one token (tiktoken's rule); merging.  What the caches
- * did not know goes into one of them. */
+ * cache (piece_cache.h), asked before the token table: a piece that is not
+ * a token would otherwise probe the table in vain (a cache miss) every time
+ * it comes back; then rk_encode_piece_miss.  rk_encode_piece has the
+ * pieces of 2-16 bytes. */
 static int rk_encode_piece_rest(const bpe_ranks *r, const unsigned char *text,
                                 size_t text_len, size_t pos, size_t len, bpe_piece_cache *c,
                                 rk_scratch *s, uint32_t *out, size_t produced, size_t *count)
 {
     const unsigned char *p = text + pos;
     uint32_t *dst = out + produced;
-    rk_spill_entry *spill;
     rk_key key;
-    int status;
     *count = 0;
     if (len == 0)
         return BPE_OK;
@@ -1895,75 +1985,43 @@ static int rk_encode_piece_rest(const bpe_ranks *r, const unsigned char *text,
         return rk_merge_cut(r, text, text_len, pos, len, c, s, dst, count);
     }
     key = rk_key_of(p, len, text + text_len);
-    /* Asked before the token table: a piece that is not a token would
-     * otherwise probe the table in vain (a cache miss) every time it comes
-     * back. */
     if (len <= BPE__PC_LONG_BYTES &&
         (*count = bpe__pc_get(c, key.hash, p, len, key.head, key.tail, dst)) != 0)
         return BPE_OK;
-    if (s->spill && len <= RK_SPILL_MAX_PIECE) {
-        spill = &s->spill[(size_t)(key.hash >> 32) & (s->spill_slots - 1)];
-        if (spill->len == len && spill->head == key.head && spill->tail == key.tail &&
-            (len <= 16 ||
-             memcmp(text + (size_t)spill->text_pos + 8, p + 8, len - 16) == 0)) {
-            uint32_t j; /* never overlapping: the entry's IDs end before dst */
-            for (j = 0; j < spill->count; j++)
-                dst[j] = out[(size_t)spill->out_pos + j];
-            *count = spill->count;
-            return BPE_OK;
-        }
-    }
-    if (r->whole_piece && rk_maybe_token(r, key.hash)) {
-        uint32_t k = rk_lookup_key(r, p, len, &key);
-        if (k != RK_NONE) {
-            *dst = rk_id(r, k);
-            *count = 1;
-            c->stats[BPE_PIECE_CACHE_TOKEN_LOOKUPS]++;
-            if (len <= 8)
-                bpe__pc_tok_put(c, key.hash, key.head, len, *dst, 0);
-            else if (len <= BPE__PC_LONG_BYTES)
-                bpe__pc_put(c, key.hash, p, len, key.head, key.tail, dst, 1, 0);
-            return BPE_OK;
-        }
-    }
-    status = rk_merge_cut(r, text, text_len, pos, len, c, s, dst, count);
-    c->stats[BPE_PIECE_CACHE_MERGES]++;
-    if (status != BPE_OK || len > RK_SPILL_MAX_PIECE)
-        return status;
-    if (len <= BPE__PC_LONG_BYTES && *count <= BPE__PC_LONG_IDS) {
-        bpe__pc_put(c, key.hash, p, len, key.head, key.tail, dst, *count, 1);
-    } else if (pos <= UINT32_MAX && produced <= UINT32_MAX) {
-        if (!s->spill && !(s->spill = calloc(s->spill_slots, sizeof *s->spill)))
-            return BPE_ENOMEM;
-        spill = &s->spill[(size_t)(key.hash >> 32) & (s->spill_slots - 1)];
-        spill->head = key.head;
-        spill->tail = key.tail;
-        spill->len = (uint32_t)len;
-        spill->text_pos = (uint32_t)pos;
-        spill->out_pos = (uint32_t)produced;
-        spill->count = (uint32_t)*count;
-    }
-    return status;
+    return rk_encode_piece_miss(r, text, text_len, pos, len, &key, c, s, out, produced, count);
 }
 
-/* rk_encode_piece_rest, with its most common case (a short piece the cache
- * knows as a whole token) first. */
+/* rk_encode_piece_rest, with its common cases inline in the callers'
+ * loops: one byte, and pieces of 2-16 bytes the piece cache knows. */
 static inline int rk_encode_piece(const bpe_ranks *r, const unsigned char *text,
                                   size_t text_len, size_t pos, size_t len, bpe_piece_cache *c,
                                   rk_scratch *s, uint32_t *out, size_t produced, size_t *count)
 {
     /* The hot path first, where it can be inlined in the callers' loops:
-     * two pieces in three of Shakespeare end here (319,000 of 476,000 per
-     * 2 MB), and each paid the call of the large function below (its
-     * prologue saving six registers). */
-    if (len >= 2 && len <= 8 && r->whole_piece) {
+     * two pieces in three of Shakespeare are short whole tokens the cache
+     * knows (319,000 of 476,000 per 2 MB), and each paid the call of the
+     * large function below (its prologue saving six registers).  Pieces of
+     * up to 16 bytes the cache knows otherwise (two or three IDs; Python's
+     * runs of spaces) are a quarter of Python source's pieces: asked here
+     * too, with the key computed once, and a miss passes the key on. */
+    if (len >= 2 && len <= 16) {
         rk_key key = rk_key_of(text + pos, len, text + text_len);
-        uint32_t id = bpe__pc_tok_get(c, key.hash, key.head, len);
-        if (id != BPE__PC_NONE) {
-            out[produced] = id;
-            *count = 1;
+        size_t n;
+        if (len <= 8 && r->whole_piece) {
+            uint32_t id = bpe__pc_tok_get(c, key.hash, key.head, len);
+            if (id != BPE__PC_NONE) {
+                out[produced] = id;
+                *count = 1;
+                return BPE_OK;
+            }
+        }
+        n = bpe__pc_get(c, key.hash, text + pos, len, key.head, key.tail, out + produced);
+        if (n != 0) {
+            *count = n;
             return BPE_OK;
         }
+        return rk_encode_piece_miss(r, text, text_len, pos, len, &key, c, s, out, produced,
+                                    count);
     } else if (len == 1) {
         /* One byte (a comma, a newline: a fifth of Shakespeare's pieces):
          * its part, no call.  A byte with no token is the call's error. */
@@ -2059,23 +2117,26 @@ static int rk_encode_span(const bpe_ranks *r, int pattern, const unsigned char *
                           size_t text_len, size_t start, size_t end, bpe_piece_cache *c,
                           rk_scratch *s, uint32_t *out, size_t *produced)
 {
-    size_t pos = start, ends[RK_CUT];
-    while (pos < end) {
+    /* `at` is *produced kept in a register: the cache's one-byte counts,
+     * written on every hit, may alias anything for the compiler. */
+    size_t pos = start, at = *produced, ends[RK_CUT];
+    int status = BPE_OK;
+    while (pos < end && status == BPE_OK) {
         size_t n = bpe__pretok_cut(pattern, text + start, end - start, pos - start, ends, RK_CUT),
                k;
         if (n == 0)
             return BPE_EINVAL; /* unknown pattern */
         for (k = 0; k < n; k++) {
             size_t stop = start + ends[k], count = 0;
-            int status = rk_encode_piece(r, text, text_len, pos, stop - pos, c, s, out,
-                                         *produced, &count);
+            status = rk_encode_piece(r, text, text_len, pos, stop - pos, c, s, out, at, &count);
             if (status != BPE_OK)
-                return status;
-            *produced += count;
+                break;
+            at += count;
             pos = stop;
         }
     }
-    return BPE_OK;
+    *produced = at;
+    return status;
 }
 
 int bpe_ranks_encode_text(const bpe_ranks *r, int pattern,
