@@ -111,6 +111,27 @@ def naive_pair_count(ranks):
     return sum(1 for t in ranks if len(t) >= 2 and naive_merge(t, ranks) == [t])
 
 
+
+def run_at_once(work, n):
+    """[work(0), ..., work(n - 1)], each on a thread of its own, all let go
+    at one barrier; an exception in any thread fails the test."""
+    import threading
+    got, errors, start = [None] * n, [], threading.Barrier(n)
+
+    def run(i):
+        try:
+            start.wait()
+            got[i] = work(i)
+        except Exception as exc:  # reported below
+            errors.append(exc)
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    return got
+
 def pytest_configure(config):
     # Registered here as well as in pyproject.toml: CI also runs a copy of the
     # tests outside the source tree, where pyproject.toml is not read.

@@ -9,7 +9,6 @@ several threads at once.  Its memory stays within the size asked for.
 """
 import pickle
 import random
-import threading
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -18,7 +17,7 @@ from hypothesis import strategies as st
 from pybpe import core as backends
 from pybpe.encoding import Encoding
 from pybpe.registry import get_encoding
-from conftest import offline_tiktoken, shakespeare
+from conftest import offline_tiktoken, run_at_once, shakespeare
 from test_tiktoken_surface import corpus
 
 SHIPPED = ["gpt2", "r50k_base", "p50k_base", "cl100k_base", "o200k_base"]
@@ -245,21 +244,8 @@ def test_threads_encoding_through_one_encoding_equal_serial():
     enc, ref = fresh("o200k_base", 2 * SMALLEST), fresh("o200k_base", 0)
     jobs = [chunks(text[i::5], 250, seed=i) for i in range(5)]  # different texts per thread
     want = [[ref.encode_ordinary(t) for t in job] for job in jobs]
-    got, errors = [None] * len(jobs), []
-    start = threading.Barrier(len(jobs))
-
-    def run(i):
-        try:
-            start.wait()
-            got[i] = [enc.encode_ordinary(t) for t in jobs[i]]
-        except Exception as exc:  # reported below
-            errors.append(exc)
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(jobs))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == [] and got == want
+    got = run_at_once(lambda i: [enc.encode_ordinary(t) for t in jobs[i]], len(jobs))
+    assert got == want
     assert 1 <= len(enc._caches) <= len(jobs)
     # each cache that was made went back once: none is listed twice
     assert len({id(c) for c in enc._caches}) == len(enc._caches)

@@ -16,7 +16,7 @@ from pybpe import encoding as encoding_module
 from pybpe.encoding import Encoding
 from pybpe.registry import get_encoding
 
-from conftest import shakespeare
+from conftest import run_at_once, shakespeare
 
 needs_c = pytest.mark.skipif("c" not in core.available(), reason="the C backend is not built")
 NAMES = ["gpt2", "cl100k_base", "o200k_base"]
@@ -173,20 +173,8 @@ def test_several_callers_batching_through_one_encoding(four_cpus):
     enc, ref = fresh("o200k_base"), fresh("o200k_base", 0)
     jobs = [documents(seed) for seed in range(7, 11)]
     want = [[ref.encode_ordinary(d) for d in docs] for docs in jobs]
-    got, errors, start = [None] * len(jobs), [], threading.Barrier(len(jobs))
-
-    def run(i):
-        try:
-            start.wait()
-            got[i] = [enc.encode_ordinary_batch(jobs[i], num_threads=2) for _ in range(3)]
-        except Exception as exc:  # reported below
-            errors.append(exc)
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(jobs))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == []
+    got = run_at_once(lambda i: [enc.encode_ordinary_batch(jobs[i], num_threads=2) for _ in range(3)],
+                      len(jobs))
     for i in range(len(jobs)):
         assert got[i] == [want[i]] * 3
 

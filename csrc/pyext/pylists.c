@@ -82,6 +82,14 @@ static PyObject *pl_new_table(PyObject *module, PyObject *args)
     return capsule;
 }
 
+/* *out = the address an int holds (0 when it is 0); -1 with the error set
+ * when it holds none. */
+static int pl_address(PyObject *number, const void **out)
+{
+    *out = PyLong_AsVoidPtr(number);
+    return !*out && PyErr_Occurred() ? -1 : 0;
+}
+
 /* One list of ids[0 .. n), or NULL with an exception set. */
 static PyObject *pl_list(pl_table *table, const uint32_t *ids, Py_ssize_t n)
 {
@@ -129,11 +137,8 @@ static PyObject *pl_id_lists(PyObject *module, PyObject *args)
     table = (pl_table *)PyCapsule_GetPointer(capsule, TABLE_NAME);
     if (!table)
         return NULL;
-    ids = (const uint32_t *)PyLong_AsVoidPtr(ids_address);
-    if (!ids && PyErr_Occurred())
-        return NULL;
-    ends = (const size_t *)PyLong_AsVoidPtr(ends_address);
-    if (!ends && PyErr_Occurred())
+    if (pl_address(ids_address, (const void **)&ids) < 0 ||
+        pl_address(ends_address, (const void **)&ends) < 0)
         return NULL;
     if (n_lists < 0 || (n_lists && (!ids || !ends))) {
         PyErr_SetString(PyExc_ValueError, "id_lists: bad arguments");
@@ -178,14 +183,9 @@ static PyObject *pl_id_spans(PyObject *module, PyObject *args)
     table = (pl_table *)PyCapsule_GetPointer(capsule, TABLE_NAME);
     if (!table)
         return NULL;
-    ids = (const uint32_t *)PyLong_AsVoidPtr(ids_address);
-    if (!ids && PyErr_Occurred())
-        return NULL;
-    starts = (const size_t *)PyLong_AsVoidPtr(starts_address);
-    if (!starts && PyErr_Occurred())
-        return NULL;
-    ends = (const size_t *)PyLong_AsVoidPtr(ends_address);
-    if (!ends && PyErr_Occurred())
+    if (pl_address(ids_address, (const void **)&ids) < 0 ||
+        pl_address(starts_address, (const void **)&starts) < 0 ||
+        pl_address(ends_address, (const void **)&ends) < 0)
         return NULL;
     if (first < 0 || stop < first || (stop > first && (!ids || !starts || !ends))) {
         PyErr_SetString(PyExc_ValueError, "id_spans: bad arguments");
