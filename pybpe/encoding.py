@@ -28,6 +28,7 @@ from .flavours import ByteJoiner, StreamDecoder, byte_offsets
 from .specials import check_disallowed, raise_disallowed, special_regex, special_sets
 
 _ALL = "all"
+_NONE = frozenset()
 # Idle piece caches an Encoding keeps (see Encoding.piece_cache): as many as
 # encode_batch's default number of threads, so the threads of one batch find
 # theirs warm in the next.
@@ -206,6 +207,11 @@ class Encoding:
         for text, i in self._special_tokens.items():
             self._decoder.setdefault(i, text.encode("utf-8"))
         self._special_token_values = set(self._special_tokens.values())
+        # What the default of encode and its kin (none allowed, all
+        # disallowed) checks a text for: every special token, first by the
+        # tokens' distinct first characters (see _check_no_specials).
+        self._all_specials = frozenset(self._special_tokens)
+        self._special_firsts = tuple(sorted({t[:1] for t in self._all_specials}))
         self._merges = None if merges is None else [tuple(m) for m in merges]
         triples = None if merges is None else self._merge_triples(self._merges)
         if lookup_whole_piece is None:
@@ -410,9 +416,23 @@ class Encoding:
         # special tokens this encoding has.
         if not isinstance(text, str):
             raise TypeError("text must be a str, not %s" % type(text).__name__)
+        if disallowed_special == _ALL and allowed_special == _NONE:
+            self._check_no_specials(text)  # the default, with its sets made once
+            return _NONE
         allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
         check_disallowed(text, disallowed)
         return frozenset(t for t in allowed if t in self._special_tokens)
+
+    def _check_no_specials(self, text):
+        # check_disallowed(text, every special token) for the default
+        # arguments.  A text holding none of the tokens' first characters is
+        # done with one `in` per character; others take the general check.
+        # (The general path made the sets and asked check_disallowed on every
+        # call: ~1.4 us of a 200-character encode's 3.6.)
+        for first in self._special_firsts:
+            if first in text:
+                check_disallowed(text, self._all_specials)
+                return
 
     def _segments(self, text, allowed):
         """(ordinary text, special ID) pairs covering `text`: the text before

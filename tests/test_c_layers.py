@@ -27,7 +27,9 @@ LAYERS = {
              "ranks.c", "piece_cache.h", "piece_cache.c"},
     "py": {"py/idlists.h", "py/idlists.c"},
     # Not the library: pybpe._pylists, a CPython extension of its own (a cffi
-    # function cannot return a Python object); it includes only <Python.h>.
+    # function cannot return a Python object); it includes only <Python.h>
+    # (and calls the encoder through an address, by a copy of its type: see
+    # test_pylists_calls_the_encoder_by_its_own_type).
     "pyext": {"pyext/pylists.c"},
 }
 # What each layer's files may #include (besides the standard headers).
@@ -91,6 +93,32 @@ def test_only_the_python_level_knows_marshal():
 def test_text_level_files_say_so(name):
     opening = text(name).split("*/", 1)[0]
     assert re.search(r"text[ -]level", opening, re.I), "%s: say 'text level' in the opening comment" % name
+
+
+def _parameter_types(declaration):
+    # The parameter types of a C declaration "... (params);", names dropped:
+    # ["const bpe_ranks *", "int", ...].
+    types = []
+    for param in re.search(r"\(([^()]*)\)\s*;", declaration).group(1).split(","):
+        tokens = re.findall(r"\w+|\*", param)
+        if len(tokens) > 1 and tokens[-1] != "*" and tokens[-2] not in ("const", "unsigned", "signed"):
+            tokens = tokens[:-1]  # the parameter's name
+        types.append(" ".join(tokens))
+    return types
+
+
+def test_pylists_calls_the_encoder_by_its_own_type():
+    # pylists.c calls bpe_ranks_encode_cached through the address cffi hands
+    # it, by a function type it declares itself (it may not include
+    # text.h); the two must stay the same type.
+    header = re.search(r"int bpe_ranks_encode_cached\([^;]*;", text("text.h")).group(0)
+    copy = re.search(r"typedef int \(\*pl_encode_cached\)\([^;]*;", text("pyext/pylists.c")).group(0)
+    assert _parameter_types(header)[:3] == ["const bpe_ranks *", "bpe_piece_cache *", "int"]
+    assert len(_parameter_types(header)) == 9
+    assert _parameter_types(copy) == _parameter_types(header)
+    for struct in ("bpe_ranks", "bpe_piece_cache"):
+        assert "typedef struct %s %s;" % (struct, struct) in text("text.h")
+        assert "typedef struct %s %s;" % (struct, struct) in text("pyext/pylists.c")
 
 
 def defined_public_functions():

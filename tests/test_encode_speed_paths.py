@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from pybpe import core as backends, _unicode, patterns
 from pybpe.encoding import Encoding
 from pybpe.registry import get_encoding
-from conftest import shakespeare
+from conftest import run_at_once, shakespeare
 
 BACKENDS = backends.available()
 NAMES = ["gpt2", "cl100k_base"]
@@ -356,6 +356,111 @@ def test_encode_paths_equal_with_and_without_the_int_table():
             assert with_table.encode_ordinary(doc) == plain.encode_ordinary(doc)
         for threads in (1, 2):
             assert with_table.encode_ordinary_batch(docs, num_threads=threads) == plain.encode_ordinary_batch(docs, num_threads=1)
+
+
+
+# -- short texts in one call (pylists.encode_list) -----------------------------------
+
+def _one_call():
+    cr = _pylists()
+    if cr._encode_list is None:
+        pytest.skip("this pybpe._pylists has no encode_list")
+    return cr
+
+
+def _twins(name):
+    # Two Encodings of `name` on the C backend, each with caches of its own.
+    base = get_encoding(name, backend="c")
+    return [Encoding(base.name, pat_str=base.pat_str, mergeable_ranks=base.mergeable_ranks,
+                     special_tokens=base.special_tokens, backend="c") for _ in range(2)]
+
+
+def _short_texts():
+    text = shakespeare()
+    rng = __import__("random").Random(13)
+    cases = ["", "a", " ", "\n\n", "hello world", "日本語のテキスト", "naïve café 🙂 x", "   \t  a",
+             "don't STOP", "x" * 5000, " " * 3000, "a\ud83d\ude00b\udc00"]
+    cases += [text[s:s + rng.randrange(1, 400)] for s in (rng.randrange(len(text) - 400) for _ in range(300))]
+    mixed = "".join(rng.choice(["the ", "Ωmega ", "漢字", "🙂", "  ", "\n", "it's ", "1234 "]) for _ in range(4000))
+    cases += [mixed[:n] for n in (1, 17, 255, 1024, 1025, 4096)]
+    return cases
+
+
+@pytest.mark.parametrize("name", ["gpt2", "cl100k_base", "o200k_base"])
+def test_short_texts_take_one_call_and_give_the_long_paths_ids(name, monkeypatch):
+    # Each text through encode_list, against a twin whose calls take the
+    # cffi steps (encode_list switched off), and a few against the Python
+    # backend; and encode_list is used for every text up to the limit (and
+    # for none past it).
+    cr = _one_call()
+    fast, slow = _twins(name)
+    calls = []
+    real = cr._encode_list
+
+    def counted(*args):
+        calls.append(len(args[-1]))
+        return real(*args)
+
+    texts = _short_texts()
+    limit = cr._ONE_CALL_MAX_BYTES
+    monkeypatch.setattr(cr, "_encode_list", counted)
+    got = [fast.encode_ordinary(t) for t in texts]
+    edge = shakespeare()[:limit + 1]
+    got_edge = [fast.encode_ordinary(edge[:limit]), fast.encode_ordinary(edge)]
+    assert calls and max(calls) == limit
+    assert len(calls) == sum(1 for t in texts if t) + 1  # every text but "", the one at the limit
+    monkeypatch.setattr(cr, "_encode_list", None)
+    assert got == [slow.encode_ordinary(t) for t in texts]
+    assert got_edge == [slow.encode_ordinary(edge[:limit]), slow.encode_ordinary(edge)]
+    python = get_encoding(name, backend="python")
+    for t in texts[::25]:
+        assert fast.encode_ordinary(t) == python.encode_ordinary(t), t[:40]
+
+
+def test_one_call_reports_the_encoders_error_as_the_long_path_does():
+    cr = _one_call()
+    gpt2 = get_encoding("gpt2", backend="c")
+    ranks = {bytes([b]): b for b in range(256) if b != ord("z")}  # no token for "z"
+    enc = Encoding("no-z", pat_str=gpt2.pat_str, mergeable_ranks=ranks, special_tokens={}, backend="c")
+    assert enc._preset is not None and enc._table._ints is not None
+    assert enc.encode_ordinary("hello") == list(b"hello")
+    with pytest.raises(ValueError) as one_call:
+        enc.encode_ordinary("a zoo")
+    cr_list, cr._encode_list = cr._encode_list, None
+    try:
+        with pytest.raises(ValueError) as long_path:
+            enc.encode_ordinary("a zoo")
+    finally:
+        cr._encode_list = cr_list
+    assert str(one_call.value) == str(long_path.value)
+    assert "has no token" in str(one_call.value)
+
+
+def test_one_call_arguments_are_checked():
+    cr = _one_call()
+    enc = get_encoding("gpt2", backend="c")
+    table, cache = enc._table, enc._table.new_cache(cr.PIECE_CACHE_MIN_BYTES)
+    address = int(cr.ffi.cast("uintptr_t", cache))
+    args = [cr._ENCODE_CACHED, table._address, address, cr.PRESET_GPT2, table._ints]
+    assert cr._encode_list(*args, b"hello world") == [31373, 995]
+    assert cr._encode_list(*args, b"") == []
+    with pytest.raises(TypeError):
+        cr._encode_list(*args, "a str")  # UTF-8 bytes only
+    with pytest.raises(ValueError):
+        cr._encode_list(cr._ENCODE_CACHED, 0, address, cr.PRESET_GPT2, table._ints, b"x")
+    with pytest.raises(ValueError):
+        cr._encode_list(*args[:4], object(), b"x")  # not an int table
+    status = cr._encode_list(cr._ENCODE_CACHED, table._address, address, 99, table._ints, b"x")
+    assert isinstance(status, int) and status != 0  # an unknown scanner: the encoder's status, not a list
+
+
+def test_one_call_on_threads_gives_each_thread_its_ids():
+    _one_call()
+    enc, reference = _twins("cl100k_base")
+    texts = _short_texts()
+    want = [reference.encode_ordinary(t) for t in texts]
+    results = run_at_once(lambda i: [enc.encode_ordinary(t) for t in texts], 4)
+    assert results == [want] * 4
 
 
 # -- encode_file ----------------------------------------------------------------------

@@ -161,6 +161,51 @@ def test_disallowed_tokens_are_found_past_their_first_characters(backend, method
         assert list(encode("text only", disallowed_special={"<x>"})) == enc.encode_ordinary("text only")
 
 
+
+def _outcome(fn, text, **kwargs):
+    # fn(text, **kwargs) as a list of IDs, or the message of its ValueError.
+    try:
+        return list(fn(text, **kwargs))
+    except ValueError as e:
+        return str(e)
+
+
+@pytest.mark.parametrize("method", ["encode", "encode_to_numpy"])
+def test_default_special_check_is_the_explicit_one(backend, method):
+    # The default arguments (none allowed, every special token disallowed)
+    # take Encoding._check_no_specials, with its sets made once; the same
+    # sets passed explicitly (a tuple and a set) take the general path.  Same
+    # IDs or the same error on texts built of the tokens, their pieces and
+    # near misses, for the shipped encodings, one whose tokens start with
+    # different characters, and one with no special tokens.
+    if method == "encode_to_numpy":
+        pytest.importorskip("numpy")
+    gpt2 = get_encoding("gpt2", backend=backend)
+    odd = Encoding("odd", pat_str=gpt2.pat_str, mergeable_ranks=gpt2.mergeable_ranks,
+                   special_tokens={"<a>": 50257, "[b]": 50258, "é|": 50259}, backend=backend)
+    bare = Encoding("bare", pat_str=gpt2.pat_str, mergeable_ranks=gpt2.mergeable_ranks, special_tokens={},
+                    backend=backend)
+    encodings = [gpt2, get_encoding("cl100k_base", backend=backend), odd, bare]
+    rng = random.Random(77)
+    raised = 0
+    for enc in encodings:
+        fn = getattr(enc, method)
+        tokens = sorted(enc.special_tokens_set) or ["<|endoftext|>"]
+        bits = ["a", " ", "é", "漢", "<", "|", "<|", "[", "x" * 30] + [t[:-1] for t in tokens] + [t[1:] for t in tokens]
+        texts = ["", "plain text", tokens[0], "<" + tokens[-1]]
+        for _ in range(150):
+            parts = [rng.choice(bits) for _ in range(rng.randrange(0, 10))]
+            if rng.random() < 0.3:
+                parts.insert(rng.randrange(len(parts) + 1), rng.choice(tokens))
+            texts.append("".join(parts))
+        for text in texts:
+            want = _outcome(fn, text, allowed_special=(), disallowed_special=tuple(enc.special_tokens_set))
+            assert _outcome(fn, text) == want, (enc.name, text)
+            assert _outcome(fn, text, allowed_special=set(), disallowed_special="all") == want
+            raised += isinstance(want, str)
+    assert raised > 50
+
+
 def _plain_check(text, disallowed):
     # check_disallowed without its shortcuts: the regex search alone.
     match = specials.special_regex(disallowed).search(text) if disallowed else None

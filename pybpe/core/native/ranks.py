@@ -175,6 +175,15 @@ _USE_MARSHAL = _marshal_reads_idlists()
 _TABLE_MIN_IDS = 16
 _TABLE_MAX_SIZE = 1 << 22
 
+# A text of up to this many bytes is encoded by one call of
+# pybpe._pylists.encode_list (the C encoder, then the list), where the
+# steps below cost ~2.3 us of Python per call (csrc/pyext/pylists.c).
+# Longer texts keep those steps: their cost is noise there, and a text of
+# more IDs may be mostly runs (_run_list).
+_ONE_CALL_MAX_BYTES = _MARSHAL_MIN_IDS
+_encode_list = getattr(_pylists, "encode_list", None)
+_ENCODE_CACHED = int(ffi.cast("uintptr_t", ffi.addressof(lib, "bpe_ranks_encode_cached")))
+
 
 def _table_lists(table, out, ends, n_lists):
     """_id_lists through a pybpe._pylists table (every ID of out below its
@@ -244,6 +253,7 @@ class RankTable:
         size = max(ids, default=0) + 1
         self._ints = (_pylists.new_table(size)
                       if _pylists is not None and size <= max(_TABLE_MAX_SIZE, 2 * len(ids)) else None)
+        self._address = int(ffi.cast("uintptr_t", self._table))  # for encode_utf8's one call
 
     def _lists(self, out, ends, n_lists, min_ids=None):
         # n_lists ID lists from C output (as _id_lists): one long list of
@@ -317,6 +327,12 @@ class RankTable:
         through `cache` (from new_cache) when one is given."""
         if not data:
             return []
+        ints = self._ints
+        if cache is not None and ints is not None and _encode_list is not None and len(data) <= _ONE_CALL_MAX_BYTES:
+            ids = _encode_list(_ENCODE_CACHED, self._address, int(ffi.cast("uintptr_t", cache)), preset, ints, data)
+            if ids.__class__ is list:
+                return ids
+            _check(ids, "encoding")  # the encoder's status: raises
         out = _new_uninit("uint32_t[]", len(data))
         ends = self._encode_one(data, preset, cache, out)
         return self._lists(out, ends + 1, 1)[0]
