@@ -461,7 +461,6 @@ class Encoding:
         except ImportError:
             raise ImportError("Encoding.encode_to_numpy needs NumPy, which pybpe itself does not require; "
                               "install numpy, or use encode()") from None
-        text = _fix_surrogates(text)
         if self._preset is None:
             return numpy.array(self.encode(text, allowed_special=allowed, disallowed_special=()),
                                dtype=numpy.uint32)
@@ -469,15 +468,11 @@ class Encoding:
         caches = self._caches
         cache = self._take_cache(caches)
         try:
-            for plain, special in self._segments(text, allowed):
+            if not allowed:  # one text, no special token: straight to its array
+                return self._table.encode_array(_unicode.utf8(text), self._preset, numpy, cache)
+            for plain, special in self._segments(_fix_surrogates(text), allowed):
                 if plain:
-                    data = plain.encode("utf-8")
-                    ids = numpy.empty(len(data), dtype=numpy.uint32)  # a text has at most one ID per byte
-                    n = self._table.encode_text_into(data, self._preset, ids, cache)
-                    # realloc to the IDs written; nothing else refers to `ids`
-                    # (the C call's view of it is released).
-                    ids.resize(n, refcheck=False)
-                    parts.append(ids)
+                    parts.append(self._table.encode_array(plain.encode("utf-8"), self._preset, numpy, cache))
                 if special is not None:
                     parts.append(numpy.array([special], dtype=numpy.uint32))
         finally:

@@ -359,12 +359,12 @@ def test_encode_paths_equal_with_and_without_the_int_table():
 
 
 
-# -- short texts in one call (pylists.encode_list) -----------------------------------
+# -- short texts in one call (pylists.encode_ids) -----------------------------------
 
 def _one_call():
     cr = _pylists()
-    if cr._encode_list is None:
-        pytest.skip("this pybpe._pylists has no encode_list")
+    if cr._encode_ids is None:
+        pytest.skip("this pybpe._pylists has no encode_ids")
     return cr
 
 
@@ -388,14 +388,14 @@ def _short_texts():
 
 @pytest.mark.parametrize("name", ["gpt2", "cl100k_base", "o200k_base"])
 def test_short_texts_take_one_call_and_give_the_long_paths_ids(name, monkeypatch):
-    # Each text through encode_list, against a twin whose calls take the
-    # cffi steps (encode_list switched off), and a few against the Python
-    # backend; and encode_list is used for every text up to the limit (and
+    # Each text through encode_ids, against a twin whose calls take the
+    # cffi steps (encode_ids switched off), and a few against the Python
+    # backend; and encode_ids is used for every text up to the limit (and
     # for none past it).
     cr = _one_call()
     fast, slow = _twins(name)
     calls = []
-    real = cr._encode_list
+    real = cr._encode_ids
 
     def counted(*args):
         calls.append(len(args[-1]))
@@ -403,18 +403,44 @@ def test_short_texts_take_one_call_and_give_the_long_paths_ids(name, monkeypatch
 
     texts = _short_texts()
     limit = cr._ONE_CALL_MAX_BYTES
-    monkeypatch.setattr(cr, "_encode_list", counted)
+    monkeypatch.setattr(cr, "_encode_ids", counted)
     got = [fast.encode_ordinary(t) for t in texts]
     edge = shakespeare()[:limit + 1]
     got_edge = [fast.encode_ordinary(edge[:limit]), fast.encode_ordinary(edge)]
     assert calls and max(calls) == limit
     assert len(calls) == sum(1 for t in texts if t) + 1  # every text but "", the one at the limit
-    monkeypatch.setattr(cr, "_encode_list", None)
+    monkeypatch.setattr(cr, "_encode_ids", None)
     assert got == [slow.encode_ordinary(t) for t in texts]
     assert got_edge == [slow.encode_ordinary(edge[:limit]), slow.encode_ordinary(edge)]
     python = get_encoding(name, backend="python")
     for t in texts[::25]:
         assert fast.encode_ordinary(t) == python.encode_ordinary(t), t[:40]
+
+
+@pytest.mark.parametrize("name", ["gpt2", "o200k_base"])
+def test_short_texts_to_numpy_take_one_call_and_give_the_long_paths_arrays(name, monkeypatch):
+    # encode_to_numpy through encode_ids' bytes: the same IDs as the array
+    # the C writes into (encode_ids off), an array of its own memory,
+    # writable, uint32, like the long path's.
+    numpy = pytest.importorskip("numpy")
+    cr = _one_call()
+    fast, slow = _twins(name)
+    calls = []
+    real = cr._encode_ids
+
+    def counted(*args):
+        calls.append(args[4] is None)
+        return real(*args)
+
+    texts = _short_texts()
+    monkeypatch.setattr(cr, "_encode_ids", counted)
+    got = [fast.encode_to_numpy(t) for t in texts]
+    assert len(calls) == len(texts) and all(calls)  # ("" too: an empty array)
+    monkeypatch.setattr(cr, "_encode_ids", None)
+    for array, t in zip(got, texts):
+        want = slow.encode_to_numpy(t)
+        assert array.dtype == numpy.uint32 and array.flags.owndata and array.flags.writeable
+        assert array.tolist() == want.tolist() == slow.encode(t, disallowed_special=()), t[:40]
 
 
 def test_one_call_reports_the_encoders_error_as_the_long_path_does():
@@ -426,12 +452,12 @@ def test_one_call_reports_the_encoders_error_as_the_long_path_does():
     assert enc.encode_ordinary("hello") == list(b"hello")
     with pytest.raises(ValueError) as one_call:
         enc.encode_ordinary("a zoo")
-    cr_list, cr._encode_list = cr._encode_list, None
+    cr_list, cr._encode_ids = cr._encode_ids, None
     try:
         with pytest.raises(ValueError) as long_path:
             enc.encode_ordinary("a zoo")
     finally:
-        cr._encode_list = cr_list
+        cr._encode_ids = cr_list
     assert str(one_call.value) == str(long_path.value)
     assert "has no token" in str(one_call.value)
 
@@ -442,15 +468,18 @@ def test_one_call_arguments_are_checked():
     table, cache = enc._table, enc._table.new_cache(cr.PIECE_CACHE_MIN_BYTES)
     address = int(cr.ffi.cast("uintptr_t", cache))
     args = [cr._ENCODE_CACHED, table._address, address, cr.PRESET_GPT2, table._ints]
-    assert cr._encode_list(*args, b"hello world") == [31373, 995]
-    assert cr._encode_list(*args, b"") == []
+    assert cr._encode_ids(*args, b"hello world") == [31373, 995]
+    assert cr._encode_ids(*args, b"") == []
+    as_bytes = cr._encode_ids(*args[:4], None, b"hello world")
+    assert as_bytes == cr.ffi.buffer(cr.ffi.new("uint32_t[]", [31373, 995]))[:]
+    assert cr._encode_ids(*args[:4], None, b"") == b""
     with pytest.raises(TypeError):
-        cr._encode_list(*args, "a str")  # UTF-8 bytes only
+        cr._encode_ids(*args, "a str")  # UTF-8 bytes only
     with pytest.raises(ValueError):
-        cr._encode_list(cr._ENCODE_CACHED, 0, address, cr.PRESET_GPT2, table._ints, b"x")
+        cr._encode_ids(cr._ENCODE_CACHED, 0, address, cr.PRESET_GPT2, table._ints, b"x")
     with pytest.raises(ValueError):
-        cr._encode_list(*args[:4], object(), b"x")  # not an int table
-    status = cr._encode_list(cr._ENCODE_CACHED, table._address, address, 99, table._ints, b"x")
+        cr._encode_ids(*args[:4], object(), b"x")  # not an int table
+    status = cr._encode_ids(cr._ENCODE_CACHED, table._address, address, 99, table._ints, b"x")
     assert isinstance(status, int) and status != 0  # an unknown scanner: the encoder's status, not a list
 
 

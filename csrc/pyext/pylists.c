@@ -25,11 +25,12 @@
  * keeps alive for the call.  The module is optional: without it, ranks.py
  * builds lists through the marshal stream as before.
  *
- * encode_list is a short text's whole encode in one call: the C encoder
+ * encode_ids is a short text's whole encode in one call: the C encoder
  * (called through its address, handed over by the cffi module), then the
- * list.  Through cffi the same work took a dozen Python-level steps (the
- * output and ends arrays made, the buffer wrapped, addresses taken, the
- * list call), ~2.3 of the ~3.7 us an encode_ordinary of 200 bytes cost.
+ * list (or the IDs' bytes, for a NumPy array).  Through cffi the same work
+ * took a dozen Python-level steps (the output and ends arrays made, the
+ * buffer wrapped, addresses taken, the list call), ~2.3 of the ~3.7 us an
+ * encode_ordinary of 200 bytes cost.
  */
 #define Py_LIMITED_API 0x03090000
 #define PY_SSIZE_T_CLEAN
@@ -217,7 +218,7 @@ static PyObject *pl_id_spans(PyObject *module, PyObject *args)
     return outer;
 }
 
-/* bpe_ranks_encode_cached (csrc/text.h), whose address encode_list is
+/* bpe_ranks_encode_cached (csrc/text.h), whose address encode_ids is
  * given: the same type, with the same opaque structs, so the call through
  * it is an ordinary call of that function.  tests/test_c_layers.py checks
  * that this copy of the declaration matches text.h's. */
@@ -232,17 +233,19 @@ typedef int (*pl_encode_cached)(const bpe_ranks *ranks, bpe_piece_cache *cache, 
  * on the stack; longer texts take memory from the heap. */
 #define PL_STACK_IDS 1024
 
-/* encode_list(encode, ranks, cache, pattern, table, data): the IDs of UTF-8
- * `data` (bytes) as one list, or, when the encoder fails, its status (an
- * int) for the caller to raise.  encode, ranks and cache are addresses (of
- * bpe_ranks_encode_cached, a rank table and a piece cache only this thread
- * uses, all alive for the call).  The encoder runs without the GIL. */
-static PyObject *pl_encode_list(PyObject *module, PyObject *args)
+/* encode_ids(encode, ranks, cache, pattern, table, data): the IDs of UTF-8
+ * `data` (bytes) as one list of ints from `table`, or, when table is None,
+ * as a bytes object of native uint32 (for numpy.frombuffer); when the
+ * encoder fails, its status (an int) for the caller to raise.  encode,
+ * ranks and cache are addresses (of bpe_ranks_encode_cached, a rank table
+ * and a piece cache only this thread uses, all alive for the call).  The
+ * encoder runs without the GIL. */
+static PyObject *pl_encode_ids(PyObject *module, PyObject *args)
 {
-    PyObject *encode_address, *ranks_address, *cache_address, *capsule, *data, *list;
+    PyObject *encode_address, *ranks_address, *cache_address, *capsule, *data, *result;
     const void *encode_p, *ranks_p, *cache_p;
     pl_encode_cached encode;
-    pl_table *table;
+    pl_table *table = NULL;
     char *bytes;
     Py_ssize_t len;
     uint32_t stack_ids[PL_STACK_IDS], *ids = stack_ids;
@@ -250,23 +253,22 @@ static PyObject *pl_encode_list(PyObject *module, PyObject *args)
     int pattern, status;
 
     (void)module;
-    if (!PyArg_ParseTuple(args, "OOOiOO:encode_list", &encode_address, &ranks_address, &cache_address,
+    if (!PyArg_ParseTuple(args, "OOOiOO:encode_ids", &encode_address, &ranks_address, &cache_address,
                           &pattern, &capsule, &data))
         return NULL;
-    table = (pl_table *)PyCapsule_GetPointer(capsule, TABLE_NAME);
-    if (!table)
+    if (capsule != Py_None && !(table = (pl_table *)PyCapsule_GetPointer(capsule, TABLE_NAME)))
         return NULL;
     if (pl_address(encode_address, &encode_p) < 0 || pl_address(ranks_address, &ranks_p) < 0 ||
         pl_address(cache_address, &cache_p) < 0)
         return NULL;
     if (!encode_p || !ranks_p || !cache_p) {
-        PyErr_SetString(PyExc_ValueError, "encode_list: bad arguments");
+        PyErr_SetString(PyExc_ValueError, "encode_ids: bad arguments");
         return NULL;
     }
     if (PyBytes_AsStringAndSize(data, &bytes, &len) < 0)
         return NULL;
     if (len == 0)
-        return PyList_New(0);
+        return table ? PyList_New(0) : PyBytes_FromStringAndSize(NULL, 0);
     if ((size_t)len > PL_STACK_IDS) {
         if ((size_t)len > SIZE_MAX / sizeof *ids)
             return PyErr_NoMemory();
@@ -284,14 +286,16 @@ static PyObject *pl_encode_list(PyObject *module, PyObject *args)
                     (const unsigned char *)bytes, (size_t)len, &text_end, 1, ids, &n_ids);
     Py_END_ALLOW_THREADS
     if (status != 0)
-        list = PyLong_FromLong(status);
+        result = PyLong_FromLong(status);
     else if (n_ids > (size_t)len)
-        list = PyErr_Format(PyExc_SystemError, "encode_list: %zu IDs from %zd bytes", n_ids, len);
+        result = PyErr_Format(PyExc_SystemError, "encode_ids: %zu IDs from %zd bytes", n_ids, len);
+    else if (table)
+        result = pl_list(table, ids, (Py_ssize_t)n_ids);
     else
-        list = pl_list(table, ids, (Py_ssize_t)n_ids);
+        result = PyBytes_FromStringAndSize((const char *)ids, (Py_ssize_t)(n_ids * sizeof *ids));
     if (ids != stack_ids)
         PyMem_Free(ids);
-    return list;
+    return result;
 }
 
 static PyMethodDef pl_methods[] = {
@@ -305,11 +309,12 @@ static PyMethodDef pl_methods[] = {
      "id_spans(table, ids_address, starts_address, ends_address, first, stop) -> lists i = first\n"
      "... stop - 1: list i holds the uint32 IDs at ids_address[starts[i] .. ends[i]) (starts and\n"
      "ends: size_t arrays at those addresses).  The arrays must be that long, alive for the call."},
-    {"encode_list", pl_encode_list, METH_VARARGS,
-     "encode_list(encode, ranks, cache, pattern, table, data) -> the IDs of UTF-8 data (bytes) as a\n"
-     "list, or the encoder's status (an int) when it failed.  encode, ranks, cache: the addresses\n"
-     "of bpe_ranks_encode_cached, a rank table and a piece cache of this thread's, alive for the\n"
-     "call.  The encoder runs without the GIL."},
+    {"encode_ids", pl_encode_ids, METH_VARARGS,
+     "encode_ids(encode, ranks, cache, pattern, table, data) -> the IDs of UTF-8 data (bytes) as a\n"
+     "list of table's ints, or as bytes of native uint32 when table is None; the encoder's status\n"
+     "(an int) when it failed.  encode, ranks, cache: the addresses of bpe_ranks_encode_cached, a\n"
+     "rank table and a piece cache of this thread's, alive for the call.  The encoder runs\n"
+     "without the GIL."},
     {NULL, NULL, 0, NULL}
 };
 

@@ -176,12 +176,12 @@ _TABLE_MIN_IDS = 16
 _TABLE_MAX_SIZE = 1 << 22
 
 # A text of up to this many bytes is encoded by one call of
-# pybpe._pylists.encode_list (the C encoder, then the list), where the
-# steps below cost ~2.3 us of Python per call (csrc/pyext/pylists.c).
-# Longer texts keep those steps: their cost is noise there, and a text of
-# more IDs may be mostly runs (_run_list).
+# pybpe._pylists.encode_ids (the C encoder, then the list or the IDs'
+# bytes), where the steps below cost ~2.3 us of Python per call
+# (csrc/pyext/pylists.c).  Longer texts keep those steps: their cost is
+# noise there, and a text of more IDs may be mostly runs (_run_list).
 _ONE_CALL_MAX_BYTES = _MARSHAL_MIN_IDS
-_encode_list = getattr(_pylists, "encode_list", None)
+_encode_ids = getattr(_pylists, "encode_ids", None)
 _ENCODE_CACHED = int(ffi.cast("uintptr_t", ffi.addressof(lib, "bpe_ranks_encode_cached")))
 
 
@@ -328,8 +328,8 @@ class RankTable:
         if not data:
             return []
         ints = self._ints
-        if cache is not None and ints is not None and _encode_list is not None and len(data) <= _ONE_CALL_MAX_BYTES:
-            ids = _encode_list(_ENCODE_CACHED, self._address, int(ffi.cast("uintptr_t", cache)), preset, ints, data)
+        if ints is not None and self._one_call(data, cache):
+            ids = _encode_ids(_ENCODE_CACHED, self._address, int(ffi.cast("uintptr_t", cache)), preset, ints, data)
             if ids.__class__ is list:
                 return ids
             _check(ids, "encoding")  # the encoder's status: raises
@@ -349,6 +349,29 @@ class RankTable:
                                                  ends, 1, out, ends + 1)
         _check(status, "encoding")
         return ends
+
+    @staticmethod
+    def _one_call(data, cache):
+        # Whether encode_utf8 / encode_array take pybpe._pylists.encode_ids.
+        return cache is not None and _encode_ids is not None and len(data) <= _ONE_CALL_MAX_BYTES
+
+    def encode_array(self, data, preset, numpy, cache=None):
+        """The IDs of UTF-8 `data` (one text) as a NumPy uint32 array of its
+        own memory, written by C (no Python int is made): through encode_ids
+        for a short text, else encode_text_into an array of len(data) items
+        shrunk to fit.  `numpy`: the module (the caller imports it).
+        `cache`: as for encode_utf8."""
+        if self._one_call(data, cache):
+            ids = _encode_ids(_ENCODE_CACHED, self._address, int(ffi.cast("uintptr_t", cache)), preset, None, data)
+            if ids.__class__ is bytes:
+                return numpy.frombuffer(ids, dtype=numpy.uint32).copy()  # writable, owning its memory
+            _check(ids, "encoding")  # the encoder's status: raises
+        ids = numpy.empty(len(data), dtype=numpy.uint32)  # a text has at most one ID per byte
+        n = self.encode_text_into(data, preset, ids, cache)
+        # realloc to the IDs written; nothing else refers to `ids` (the C
+        # call's view of it is released).
+        ids.resize(n, refcheck=False)
+        return ids
 
     def split_text(self, text, preset):
         """The pieces encode_text cuts `text` into (a list of str): the C

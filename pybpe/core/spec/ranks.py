@@ -229,6 +229,12 @@ class RankTable:
         finally:
             target.release()  # the caller may resize `out` once this view is gone
 
+    def encode_array(self, data, preset, numpy, cache=None):
+        """The IDs of UTF-8 `data` (one text) as a NumPy uint32 array.
+        `numpy`: the module (the caller imports it)."""
+        ids = self.encode_text(bytes(data).decode("utf-8"), preset) if data else []
+        return numpy.array(ids, dtype=numpy.uint32)
+
     def encode_to_buffer(self, data, preset, itemsize=4, cache=None):
         """IDs of UTF-8 `data` (one text) as an array of 4- or 2-byte
         unsigned ints (for encode_file).  OverflowError if itemsize is 2 and
