@@ -327,12 +327,8 @@ class RankTable:
         through `cache` (from new_cache) when one is given."""
         if not data:
             return []
-        ints = self._ints
-        if ints is not None and self._one_call(data, cache):
-            ids = _encode_ids(_ENCODE_CACHED, self._address, int(ffi.cast("uintptr_t", cache)), preset, ints, data)
-            if ids.__class__ is list:
-                return ids
-            _check(ids, "encoding")  # the encoder's status: raises
+        if self._ints is not None and self._one_call(data, cache):
+            return self._encode_short(data, preset, cache, self._ints)
         out = _new_uninit("uint32_t[]", len(data))
         ends = self._encode_one(data, preset, cache, out)
         return self._lists(out, ends + 1, 1)[0]
@@ -355,6 +351,16 @@ class RankTable:
         # Whether encode_utf8 / encode_array take pybpe._pylists.encode_ids.
         return cache is not None and _encode_ids is not None and len(data) <= _ONE_CALL_MAX_BYTES
 
+    def _encode_short(self, data, preset, cache, ints):
+        # One encode_ids call on a short text: its list of `ints`' int
+        # objects, or with ints None its IDs' bytes.  The encoder's status,
+        # returned in their place when it failed, is raised here.
+        ids = _encode_ids(_ENCODE_CACHED, self._address, int(ffi.cast("uintptr_t", cache)), preset, ints, data)
+        if ids.__class__ is int:
+            _check(ids, "encoding")
+            raise SystemError("encode_ids returned status %d" % ids)  # _check raises for every failure
+        return ids
+
     def encode_array(self, data, preset, numpy, cache=None):
         """The IDs of UTF-8 `data` (one text) as a NumPy uint32 array of its
         own memory, written by C (no Python int is made): through encode_ids
@@ -362,10 +368,8 @@ class RankTable:
         shrunk to fit.  `numpy`: the module (the caller imports it).
         `cache`: as for encode_utf8."""
         if self._one_call(data, cache):
-            ids = _encode_ids(_ENCODE_CACHED, self._address, int(ffi.cast("uintptr_t", cache)), preset, None, data)
-            if ids.__class__ is bytes:
-                return numpy.frombuffer(ids, dtype=numpy.uint32).copy()  # writable, owning its memory
-            _check(ids, "encoding")  # the encoder's status: raises
+            raw = self._encode_short(data, preset, cache, None)
+            return numpy.frombuffer(raw, dtype=numpy.uint32).copy()  # writable, owning its memory
         ids = numpy.empty(len(data), dtype=numpy.uint32)  # a text has at most one ID per byte
         n = self.encode_text_into(data, preset, ids, cache)
         # realloc to the IDs written; nothing else refers to `ids` (the C
