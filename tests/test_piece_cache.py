@@ -462,3 +462,29 @@ def test_two_id_pieces_keep_their_ids_around_2_to_the_24(size):
             seen["small" if ids[1] <= 0xFFFFFF else "large"] += 1
     # both kinds of second ID were there to be cached
     assert seen["small"] > 200 and seen["large"] > 50, seen
+
+
+@needs_c
+@pytest.mark.parametrize("size", [SMALLEST, None])
+def test_one_byte_pieces_come_back_from_the_cache_and_a_byte_without_a_token_never_does(size):
+    # One-byte pieces take the cache's token entries like short whole tokens
+    # (ranks.c, rk_encode_piece): a byte's ID is put there the first time.
+    # A byte with no token of its own is the call's error, every time, in a
+    # short text (one call) and a long one, and is never put there.  IDs
+    # that are not the bytes' values, so a byte's ID must come from the
+    # vocabulary, not the byte.
+    ranks = {bytes([b]): 255 - b for b in range(256) if b != ord(",")}
+    ranks[b"ab"] = 256
+    pattern = get_encoding("gpt2").pat_str
+    enc = Encoding("no-comma", pat_str=pattern, mergeable_ranks=ranks, special_tokens={}, backend="c",
+                   piece_cache=size)
+    ref = Encoding("no-comma", pat_str=pattern, mergeable_ranks=ranks, special_tokens={}, backend="python")
+    rng = random.Random(3)
+    short = ["".join(rng.choice("ab.;!? \n") for _ in range(rng.randint(1, 40))) for _ in range(300)]
+    for rnd in range(3):  # the later rounds from the cache
+        for text in short + ["ab. " * 6000]:
+            assert enc.encode_ordinary(text) == ref.encode_ordinary(text), text[:40]
+        for text in ["a, b", ",", "x" * 20000 + ", y", "ab." * 9000 + ","]:
+            with pytest.raises(ValueError, match="has no token"):
+                enc.encode_ordinary(text)
+    assert enc.encode_ordinary(". ;") == [255 - ord("."), 255 - ord(" "), 255 - ord(";")]
