@@ -17,6 +17,7 @@ users call (_encode_bytes, _encode_single_piece, _encode_only_native_bpe).
 """
 import bisect
 import functools
+import operator
 from array import array
 import regex
 
@@ -207,6 +208,7 @@ class Encoding:
         for text, i in self._special_tokens.items():
             self._decoder.setdefault(i, text.encode("utf-8"))
         self._special_token_values = set(self._special_tokens.values())
+        self._bytes_by_id = None  # decoding's list, made at the first decode (_lookup_list)
         # What the default of encode and its kin (none allowed, all
         # disallowed) checks a text for: every special token, first by the
         # tokens' distinct first characters (see _check_no_specials).
@@ -886,28 +888,51 @@ class Encoding:
     def decode_bytes(self, tokens):
         """The bytes of `tokens` concatenated; pybpe.InvalidTokenError (a
         KeyError, as in tiktoken) for an ID that is no token, TypeError for
-        one that is no integer.  NumPy integers and arrays are IDs too.
+        one that is no integer (1.0 included).  NumPy integers and arrays are
+        IDs too.
 
             >>> from pybpe import get_encoding
             >>> get_encoding("gpt2").decode_bytes([31373, 995])
             b'hello world'
         """
+        ids = _id_list(tokens)
+        by_id = self._lookup_list()
+        if by_id:
+            # List indexing takes integers only (int, bool, NumPy's), where
+            # the decoder dict would take 1.0 for 1.  A gap's None fails the
+            # join; a negative ID would index from the end, hence min().
+            try:
+                data = b"".join([by_id[t] for t in ids])
+                if not ids or min(ids) >= 0:
+                    return data
+            except (IndexError, TypeError):
+                pass
+        self._raise_for_ids(ids)
         decoder = self._decoder
-        try:
-            return b"".join([decoder[t] for t in tokens])
-        except (KeyError, TypeError):
-            self._raise_for_ids(tokens)
-            raise
+        return b"".join([decoder[_token_id(t)] for t in ids])
+
+    def _lookup_list(self):
+        # The bytes of every token in a list indexed by ID (None in the
+        # gaps), made once.  An encoding whose IDs are far apart (a special
+        # token at 2**31) gets none -- an empty list -- and decodes through
+        # the dict, one checked ID at a time.
+        by_id = self._bytes_by_id
+        if by_id is None:
+            size = self.max_token_value + 1
+            by_id = list(map(self._decoder.get, range(size))) if size <= 2 * len(self._decoder) + 1024 else []
+            self._bytes_by_id = by_id
+        return by_id
 
     def _raise_for_ids(self, tokens, start=0):
         # Why decoding `tokens` failed, said clearly: a str where IDs belong,
         # an ID that is no integer (TypeError), or no token (InvalidTokenError).
-        if isinstance(tokens, (str, bytes)):
+        # bool is an integer here, as in tiktoken.
+        if isinstance(tokens, (str, bytes, bytearray)):
             raise TypeError("tokens must be a sequence of int token IDs, not a %s" % type(tokens).__name__)
         for index, t in enumerate(tokens, start):
-            if isinstance(t, bool) or not hasattr(t, "__index__"):
+            if not _is_integer(t):
                 raise TypeError("tokens[%d] must be an int token ID, not %s" % (index, type(t).__name__))
-            if t not in self._decoder:
+            if _token_id(t) not in self._decoder:
                 raise InvalidTokenError("Invalid token for decoding: %d (tokens[%d]: no token of this encoding "
                                         "has that ID; the largest is %d)" % (t, index, self.max_token_value))
 
@@ -927,10 +952,10 @@ class Encoding:
         return self.decode_bytes(tokens).decode("utf-8", errors=errors)
 
     def _without_specials(self, tokens):
-        if isinstance(tokens, (str, bytes)):
-            self._raise_for_ids(tokens)
+        # A value that is no integer stays, for decode_bytes to refuse:
+        # 50256.0 equals a special token's ID but must not vanish.
         specials = self._special_token_values
-        return [t for t in tokens if t not in specials]
+        return [t for t in _id_list(tokens) if t not in specials or not _is_integer(t)]
 
     def stream_decoder(self, errors="replace"):
         """A StreamDecoder (pybpe/flavours.py): feed(id) one ID at a time, then
@@ -947,11 +972,10 @@ class Encoding:
         decoder = self._decoder
 
         def token_of(i, index):
-            try:
-                return decoder[i]
-            except (KeyError, TypeError):
+            data = decoder.get(i) if _is_integer(i) else None
+            if data is None:
                 self._raise_for_ids([i], index)
-                raise
+            return data
         return StreamDecoder(token_of, ByteJoiner(errors))
 
     def decode_single_token_bytes(self, token):
@@ -961,12 +985,12 @@ class Encoding:
             >>> get_encoding("cl100k_base").decode_single_token_bytes(15339)
             b'hello'
         """
-        try:
-            return self._decoder[token]
-        except (KeyError, TypeError):
-            if isinstance(token, bool) or not hasattr(token, "__index__"):  # "7", 7.0: no ID (as in tiktoken)
-                raise TypeError("a token ID must be an int, not %s" % type(token).__name__) from None
-            raise InvalidTokenError("Invalid token for decoding: %r" % (token,)) from None
+        if not _is_integer(token):  # "7", 7.0: no ID (as in tiktoken)
+            raise TypeError("a token ID must be an int, not %s" % type(token).__name__)
+        data = self._decoder.get(_token_id(token))
+        if data is None:
+            raise InvalidTokenError("Invalid token for decoding: %r" % (token,))
+        return data
 
     def decode_tokens_bytes(self, tokens):
         """[decode_single_token_bytes(t) for t in tokens]."""
@@ -1069,3 +1093,27 @@ def _check_specials(specials):
             raise TypeError("special_tokens keys must be non-empty str, not %r" % (text,))
         if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < 2**32 - 1:
             raise ValueError("special_tokens[%r] = %r: IDs are ints in [0, 2**32 - 1)" % (text, i))
+
+
+def _is_integer(value):
+    """Whether `value` can be a token ID: an int (bool too, as in tiktoken) or
+    an integer of another kind (NumPy's), which has __index__.  1.0 and "1"
+    cannot, though 1.0 == 1 and a dict would find it."""
+    return type(value) is int or hasattr(value, "__index__")
+
+
+def _token_id(value):
+    return value if type(value) is int else operator.index(value)
+
+
+def _id_list(tokens):
+    """`tokens` as a list to decode: a list as it is, a NumPy array through
+    tolist() (its ints, or its floats for decoding to refuse), anything else
+    iterated.  A str or bytes is no sequence of IDs: TypeError."""
+    if type(tokens) is list:
+        return tokens
+    if isinstance(tokens, (str, bytes, bytearray)):
+        raise TypeError("tokens must be a sequence of int token IDs, not a %s" % type(tokens).__name__)
+    if hasattr(tokens, "dtype") and hasattr(tokens, "tolist"):
+        return tokens.tolist()
+    return list(tokens)

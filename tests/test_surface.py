@@ -240,6 +240,96 @@ def test_out_of_range_and_negative_ids_raise_the_same_error(backend, name):
         tok.decode([True])
 
 
+# Found by fuzzing against tiktoken: an integral float (1.0, numpy.float64(1.0))
+# hashes like the int, so a dictionary lookup took it as an ID and decoding
+# returned text where tiktoken raises TypeError.
+NOT_INTEGERS = [1.0, 31373.0, 0.0, float("nan"), 1 + 0j, "1", None, b"1"]
+
+
+def _not_integers():
+    import decimal
+    import fractions
+    values = NOT_INTEGERS + [fractions.Fraction(1), decimal.Decimal(1)]
+    try:
+        import numpy
+    except ImportError:
+        return values
+    return values + [numpy.float64(1.0), numpy.float32(2.0), numpy.float16(3.0)]
+
+
+def _sparse_encoding(backend):
+    # A special token far above the ranks: its ID table cannot be a list.
+    return pybpe.Encoding("sparse", pat_str=r"\S+|\s+", backend=backend,
+                          mergeable_ranks={bytes([i]): i for i in range(256)},
+                          special_tokens={"<s>": 2**31})
+
+
+def test_an_id_that_is_no_integer_raises_type_error_from_every_decoding_method(backend):
+    for enc in (encoding(backend), _sparse_encoding(backend)):
+        calls = {
+            "decode": lambda ids: enc.decode(ids),
+            "decode_bytes": lambda ids: enc.decode_bytes(ids),
+            "decode_tokens_bytes": lambda ids: enc.decode_tokens_bytes(ids),
+            "decode_with_offsets": lambda ids: enc.decode_with_offsets(ids),
+            "decode_batch": lambda ids: enc.decode_batch([[104], ids]),
+            "decode_bytes_batch": lambda ids: enc.decode_bytes_batch([ids]),
+            "skip_special_tokens": lambda ids: enc.decode(ids, skip_special_tokens=True),
+            "stream_decoder": lambda ids: [enc.stream_decoder().feed(i) for i in ids],
+            "decode_single_token_bytes": lambda ids: enc.decode_single_token_bytes(ids[-1]),
+        }
+        for bad in _not_integers():
+            for name, call in calls.items():
+                with pytest.raises(TypeError):
+                    call([104, bad])
+                    pytest.fail("%s accepted %r as an ID" % (name, bad))
+        for name in ("decode", "decode_bytes"):
+            with pytest.raises(TypeError, match=r"tokens\[1\]"):
+                calls[name]([104, 1.0])
+    # A float equal to a special token's ID is not skipped as that token.
+    enc = encoding(backend)
+    with pytest.raises(TypeError):
+        enc.decode([104, float(enc.eot_token)], skip_special_tokens=True)
+    assert enc.decode(enc.encode("hi") + [enc.eot_token], skip_special_tokens=True) == "hi"
+
+
+def test_numpy_float_arrays_are_no_ids_and_integer_arrays_are(backend):
+    numpy = pytest.importorskip("numpy")
+    enc = encoding(backend)
+    ids = enc.encode("hello world")
+    for dtype in (numpy.float64, numpy.float32):
+        with pytest.raises(TypeError):
+            enc.decode(numpy.array(ids, dtype=dtype))
+        with pytest.raises(TypeError):
+            enc.decode_batch(numpy.array([ids], dtype=dtype))
+    for dtype in (numpy.int64, numpy.uint32, numpy.int32, numpy.uint16):
+        assert enc.decode(numpy.array(ids, dtype=dtype)) == "hello world"
+        assert enc.decode([dtype(i) for i in ids]) == "hello world"
+        assert enc.decode_with_offsets(numpy.array(ids, dtype=dtype))[0] == "hello world"
+    with pytest.raises(pybpe.InvalidTokenError, match="-1"):
+        enc.decode(numpy.array(ids + [-1], dtype=numpy.int64))
+
+
+def test_integer_ids_of_every_kind_decode_as_tiktoken_decodes_them(backend):
+    # bool is an int to tiktoken as well: True is ID 1.  Tuples, iterators,
+    # ranges and the sparse encoding's far ID decode like lists.
+    enc = encoding(backend)
+    ids = enc.encode("hello world")
+    one = enc.decode_single_token_bytes(1)
+    assert enc.decode_bytes([True, False]) == one + enc.decode_single_token_bytes(0)
+    assert enc.decode_single_token_bytes(True) == one
+    assert enc.decode(tuple(ids)) == enc.decode(iter(ids)) == "hello world"
+    assert enc.decode_bytes(range(3)) == b"".join(enc.decode_single_token_bytes(i) for i in range(3))
+    assert enc.decode([]) == "" and enc.decode_tokens_bytes([]) == []
+    sparse = _sparse_encoding(backend)
+    assert sparse.decode([104, 2**31, 105]) == "h<s>i"
+    assert sparse.decode_tokens_bytes(iter([2**31, 104])) == [b"<s>", b"h"]
+    for bad in (256, 2**31 - 1, 2**31 + 1, -1, -2**31, 2**64):
+        with pytest.raises(pybpe.InvalidTokenError):
+            sparse.decode([104, bad])
+        with pytest.raises(pybpe.InvalidTokenError):
+            sparse.decode_single_token_bytes(bad)
+
+
 def test_untrained_use_raises_for_encode_and_decode_alike(backend):
     tok = pybpe.BPETokenizer(backend=backend)
     for call in (lambda: tok.encode("hi"), lambda: tok.decode([0]), lambda: tok.decode([]),
