@@ -1036,7 +1036,10 @@ class Encoding:
         return set(self._special_tokens)
 
     def is_special_token(self, token):
-        """True when ID `token` is a special token."""
+        """True when ID `token` is a special token; TypeError for a value
+        that is no ID (tiktoken asserts an int)."""
+        if not _is_integer(token):
+            raise TypeError("a token ID must be an int, not %s" % type(token).__name__)
         return token in self._special_token_values
 
     @property

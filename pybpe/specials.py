@@ -41,12 +41,15 @@ ALL = "all"
 def special_sets(allowed_special, disallowed_special, specials):
     """(allowed, disallowed) as frozensets, by tiktoken's rules: "all"
     allowed is every one of `specials`; "all" disallowed is every one that is
-    not allowed.  A str other than "all" is a TypeError (it is not a
-    collection of tokens: "<pad>" would be five characters).
+    not allowed; None disallowed is none (tiktoken's reading of a falsy
+    value).  A str other than "all" is a TypeError (it is not a collection
+    of tokens: "<pad>" would be five characters).
 
         >>> special_sets({"<a>"}, "all", ["<a>", "<b>"])
         (frozenset({'<a>'}), frozenset({'<b>'}))
     """
+    if disallowed_special is None:  # tiktoken tests it for truth: None checks nothing
+        disallowed_special = ()
     if allowed_special == ALL:
         allowed_special = specials
     if disallowed_special == ALL:

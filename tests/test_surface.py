@@ -285,8 +285,13 @@ def test_an_id_that_is_no_integer_raises_type_error_from_every_decoding_method(b
         for name in ("decode", "decode_bytes"):
             with pytest.raises(TypeError, match=r"tokens\[1\]"):
                 calls[name]([104, 1.0])
-    # A float equal to a special token's ID is not skipped as that token.
+    # A float equal to a special token's ID is not skipped as that token,
+    # nor is it one.
     enc = encoding(backend)
+    for bad in (float(enc.eot_token), str(enc.eot_token), None):
+        with pytest.raises(TypeError):
+            enc.is_special_token(bad)
+    assert enc.is_special_token(enc.eot_token) and not enc.is_special_token(0)
     with pytest.raises(TypeError):
         enc.decode([104, float(enc.eot_token)], skip_special_tokens=True)
     assert enc.decode(enc.encode("hi") + [enc.eot_token], skip_special_tokens=True) == "hi"

@@ -558,3 +558,25 @@ def test_repeated_pieces_with_nul_bytes_match_everywhere(tokens, words, big, see
     tiktoken = pytest.importorskip("tiktoken")
     tk = tiktoken.Encoding("nul", pat_str=r"\S+|\s+", mergeable_ranks=ranks, special_tokens={})
     assert tk.encode_ordinary(text) == expected
+
+
+def test_disallowed_special_none_checks_nothing_as_in_tiktoken(backend):
+    # tiktoken tests disallowed_special for truth, so None turns the check
+    # off like (); found by fuzzing against tiktoken (pybpe raised TypeError).
+    enc = get_encoding("cl100k_base", backend=backend)
+    text = "hello <|endoftext|> world <|fim_prefix|>"
+    as_text = enc.encode(text, disallowed_special=())
+    assert 100257 not in as_text
+    assert enc.encode(text, disallowed_special=None) == as_text
+    assert enc.encode(text, allowed_special={"<|endoftext|>"}, disallowed_special=None) == \
+        enc.encode(text, allowed_special={"<|endoftext|>"}, disallowed_special=())
+    assert enc.encode_batch([text, "x"], disallowed_special=None) == [as_text, enc.encode("x")]
+    assert enc.encode_with_unstable(text, disallowed_special=None) == \
+        enc.encode_with_unstable(text, disallowed_special=())
+    numpy = pytest.importorskip("numpy")
+    assert enc.encode_to_numpy(text, disallowed_special=None).tolist() == as_text
+    tok = pybpe.BPETokenizer(vocab_size=300, byte_level=True, special_tokens=["<|endoftext|>"], backend=backend)
+    tok.train(["hello world <|endoftext|> hello"] * 3)
+    assert tok.encode(text, disallowed_special=None) == tok.encode(text, disallowed_special=())
+    with pytest.raises(TypeError):
+        enc.encode(text, allowed_special=None)
