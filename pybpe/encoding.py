@@ -636,22 +636,26 @@ class Encoding:
         completions = {(self._mergeable_ranks[token],) for token in self._tokens_starting_with(unstable)}
         # The token that finishes the text may start inside it: for every
         # split of `unstable`, its head followed by any token that starts
-        # with its tail, re-encoded, cut after the text's length.
-        for i in range(1, len(unstable)):
-            head, tail = unstable[:i], unstable[i:]
-            for token in self._tokens_starting_with(tail):
-                joined = head + token
-                try:
-                    encoded = self._encode_plain(joined.decode("utf-8"))
-                except UnicodeDecodeError:
-                    encoded = self._byte_pair_encode(joined)
-                seq, length = [], 0
-                for t in encoded:
-                    seq.append(t)
-                    length += len(self._decoder[t])
-                    if length >= len(unstable):
-                        break
-                completions.add(tuple(seq))
+        # with its tail, re-encoded, cut after the text's length.  There can
+        # be 10**5 of them (40 spaces): the ones that are UTF-8 are encoded
+        # in one batch call, the others merged as bytes.
+        joined = [unstable[:i] + token for i in range(1, len(unstable))
+                  for token in self._tokens_starting_with(unstable[i:])]
+        texts, raw = [], []
+        for data in joined:
+            try:
+                texts.append(data.decode("utf-8"))
+            except UnicodeDecodeError:
+                raw.append(data)
+        by_id = self._lookup_list() or self._decoder
+        for encoded in self.encode_ordinary_batch(texts, num_threads=1) + [self._byte_pair_encode(d) for d in raw]:
+            length, cut = 0, 0
+            for t in encoded:
+                cut += 1
+                length += len(by_id[t])
+                if length >= len(unstable):
+                    break
+            completions.add(tuple(encoded[:cut]))
         # Text added after trailing whitespace can split it off (gpt2's
         # \s+(?!\S)): the whitespace character as a piece of its own.
         if len(unstable) > 1:

@@ -374,7 +374,8 @@ def _unstable_like_tiktoken(enc, tk, text, **kwargs):
 
 
 @pytest.mark.parametrize("text", ["hello fanta", "hello ", "hello\n", "x = 1\n\n", " ", "ab  ", "def f(",
-                                  "naïve", "漢字", "'s", "a<|endoftext|>", "<|endoftext|>", "", "1234", "a\u3000"])
+                                  "naïve", "漢字", "'s", "a<|endoftext|>", "<|endoftext|>", "", "1234", "a\u3000",
+                                  "x" + " " * 12, "\u3000 " * 3, "é\t \n"])
 @pytest.mark.parametrize("name", ["gpt2", "cl100k_base", "o200k_base"])
 def test_encode_with_unstable_matches_tiktoken(backend, name, text):
     _unstable_like_tiktoken(get_encoding(name, backend=backend), offline_tiktoken(name), text,
