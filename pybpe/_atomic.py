@@ -238,11 +238,15 @@ def resolve_target(path):
 
     Follows symlinks one by one (a dangling link resolves to the path it
     names).  A name of an open descriptor, or anything existing that is not
-    a regular file, is a stream."""
-    current = os.path.abspath(path)
+    a regular file, is a stream.  Paths are never normalised as strings:
+    in "dir/link/../f" the ".." is the parent of the link's target, as the
+    kernel reads it, and realpath of the folder resolves it that way."""
+    current = os.path.join(os.getcwd(), os.fspath(path))  # join keeps an absolute path
     for _ in range(_MAX_LINKS):
         folder, name = os.path.split(current)
         folder = os.path.realpath(folder)
+        if name in ("", ".", ".."):  # "f/", "d/.": a folder, never a file to write
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
         current = os.path.join(folder, name)
         if _FD_LINK.match(current):
             return current, True
@@ -254,7 +258,7 @@ def resolve_target(path):
             if exc.errno != errno.EINVAL:
                 raise
             break  # not a link: current is the target
-        current = os.path.normpath(os.path.join(folder, link))  # join keeps an absolute link
+        current = os.path.join(folder, link)  # join keeps an absolute link
     else:
         raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), path)
     mode = os.stat(current).st_mode

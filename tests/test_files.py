@@ -132,6 +132,31 @@ def test_symlink_chain_and_linked_folder(writer, temp_kind, tmp_path):
     assert sorted(os.listdir(elsewhere)) == ["real.out"]  # the temp file went beside the target
 
 
+def test_dot_dot_after_a_linked_folder_is_read_as_the_kernel_reads_it(writer, temp_kind, tmp_path):
+    # "c/bl/../t.out" with c/bl -> ../a/b names a/t.out: ".." is the parent
+    # of the link's target, not of the link.  Reading the path as a string
+    # wrote c/t.out, an unrelated file, and left the real target alone.
+    write, expected, folder = writer
+    (folder / "a" / "b").mkdir(parents=True)
+    (folder / "c").mkdir()
+    os.symlink("../a/b", folder / "c" / "bl")
+    (folder / "a" / "t.out").write_bytes(b"A")
+    (folder / "c" / "t.out").write_bytes(b"C")
+    os.symlink("c/bl/../t.out", folder / "link.out")
+    assert os.path.realpath(folder / "link.out") == str((folder / "a" / "t.out").resolve())
+    write(str(folder / "link.out"))
+    assert (folder / "a" / "t.out").read_bytes() == expected
+    assert (folder / "c" / "t.out").read_bytes() == b"C"
+    assert os.readlink(folder / "link.out") == "c/bl/../t.out"
+    # the same path given directly, not through a link
+    (folder / "a" / "t.out").write_bytes(b"A")
+    write(str(folder / "c" / "bl" / ".." / "t.out"))
+    assert (folder / "a" / "t.out").read_bytes() == expected
+    assert (folder / "c" / "t.out").read_bytes() == b"C"
+    assert _atomic.same_file(folder / "link.out", folder / "a" / "t.out")
+    assert not _atomic.same_file(folder / "link.out", folder / "c" / "t.out")
+
+
 def test_dangling_symlink_creates_its_target(writer, temp_kind):
     write, expected, folder = writer
     os.symlink("new.out", folder / "link.out")
