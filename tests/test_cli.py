@@ -664,3 +664,26 @@ def test_without_the_extension_an_error_is_still_one_line():
     assert bad.returncode == 1 and len(bad.stderr.decode().splitlines()) == 1, bad.stderr
     version = subprocess.run([sys.executable, "-c", code, "--version"], capture_output=True, env=env)
     assert version.returncode == 0 and b"(python backend)" in version.stdout and version.stderr == b""
+
+
+def test_no_command_writes_over_its_own_model(files):
+    # encode and decode counted their text inputs only: `-o` naming the
+    # model file replaced the model with IDs (found by a fuzzing helper).
+    tmp, corpus, _ = files
+    model = tmp / "m.json"
+    ok("train", corpus, "-o", model, "--vocab-size", 300)
+    before = model.read_bytes()
+    for args in (["encode", "-t", model, "-o", model, "hello world"],
+                 ["encode", model, "-o", model, "hello world"],
+                 ["decode", "-t", model, "-o", model, "104 105"],
+                 ["decode", model, "-o", model, "104 105"]):
+        err = run(*args, check=1).stderr.decode()
+        assert "would destroy the input" in err and str(model) in err, err
+        assert model.read_bytes() == before
+    # convert to gpt2 writes two files: the same one for both is a usage error
+    merges = tmp / "merges.txt"
+    for args in (["convert", model, "--to", "gpt2", "-o", merges],
+                 ["convert", model, "--to", "gpt2", "-o", tmp / "v.json", "--merges-output", tmp / "v.json"]):
+        err = run(*args, check=1).stderr.decode()
+        assert "same file" in err, err
+    assert not merges.exists() and not (tmp / "v.json").exists()

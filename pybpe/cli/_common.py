@@ -89,7 +89,7 @@ def load_tokenizer(path, backend):
         raise InputError("%s: is a directory, not a tokenizer file" % path)
     if not os.path.exists(path):
         raise InputError("%s: no such tokenizer file" % path)
-    return Tok(load(path, backend=backend), path)
+    return Tok(load(path, backend=backend), path, path=path)
 
 
 def tokenizer_and_files(args):
@@ -145,13 +145,15 @@ class Tok:
     `special`: whether text that spells a special token becomes that token
     (otherwise it is encoded as the text it is, which is what counting a
     file needs).  Pieces are what each ID stands for: bytes at byte level
-    and for encodings, str in the character flavours."""
+    and for encodings, str in the character flavours.  `path` is the file
+    it was loaded from (None for a named encoding): an input, which no
+    output may replace."""
 
-    def __init__(self, tokenizer, label):
+    def __init__(self, tokenizer, label, path=None):
         from ..encoding import Encoding
         from ..wordpiece import WordPieceTokenizer
 
-        self.tokenizer, self.label = tokenizer, label
+        self.tokenizer, self.label, self.path = tokenizer, label, path
         self.is_encoding = isinstance(tokenizer, Encoding)
         self.is_wordpiece = isinstance(tokenizer, WordPieceTokenizer)
         if self.is_encoding:

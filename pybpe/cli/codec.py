@@ -103,7 +103,7 @@ def run_encode(args):
     def show(ids):
         return _pieces(tok, ids, colour) if args.pieces else " ".join(map(str, ids))
 
-    with output(args.output, inputs) as out:
+    with output(args.output, inputs + ([tok.path] if tok.path else [])) as out:
         for text in rest:
             out.write(show(tok.encode(text, args.special)) + "\n")
         if args.whole:
@@ -143,7 +143,7 @@ def run_decode(args):
         tok.check_ids(ids, where)
         return _pieces(tok, ids, colour) + ending if args.pieces else tok.decode(ids)
 
-    with output(args.output, inputs) as out:
+    with output(args.output, inputs + ([tok.path] if tok.path else [])) as out:
         if rest:
             out.write(show(parse_ids(" ".join(rest), "the arguments"), "the arguments"))
         if args.whole:

@@ -115,6 +115,9 @@ def run(args):
         outputs.append(args.merges_output or _merges_beside(args.output))
     for out in outputs:
         check_not_input(out, inputs)
+    if len(outputs) == 2 and _same_output(*outputs):
+        raise UsageError("the vocabulary and the merges would be the same file (%s): name the merges "
+                         "with --merges-output" % outputs[0])
     target = sys.stdout.buffer if args.output == "-" else args.output
     notes = []
     if tok.is_wordpiece:
@@ -152,6 +155,16 @@ def run(args):
         sys.stderr.write("pybpe convert: note: %s\n" % note)
     summary.write("%s (%s) -> %s (%s)\n" % (tok.label, tok.describe(), " + ".join(outputs), fmt))
     return 0
+
+
+def _same_output(a, b):
+    """Whether output paths `a` and `b` name one file (through links too)."""
+    from .._atomic import same_file
+
+    try:
+        return same_file(a, b)
+    except OSError:
+        return os.path.abspath(a) == os.path.abspath(b)
 
 
 def _merges_beside(vocab_path):
