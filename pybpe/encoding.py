@@ -793,14 +793,18 @@ class Encoding:
 
     @property
     def bos_id(self):
-        """None: an Encoding has no beginning-of-sequence token (as tiktoken)."""
-        return None
+        """The ID of a "<bos>" special token (an Encoding made by
+        BPETokenizer.to_encoding), or None: tiktoken's encodings have no
+        beginning-of-sequence token."""
+        return self._special_tokens.get("<bos>")
 
     @property
     def eos_id(self):
-        """The ID of <|endoftext|>, or None when this encoding has none
-        (eot_token raises KeyError then, as in tiktoken)."""
-        return self._special_tokens.get("<|endoftext|>")
+        """The ID of <|endoftext|>, else of a "<eos>" special token (as
+        BPETokenizer names it), else None (eot_token raises KeyError then,
+        as in tiktoken)."""
+        specials = self._special_tokens
+        return specials.get("<|endoftext|>", specials.get("<eos>"))
 
     @property
     def pad_id(self):

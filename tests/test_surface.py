@@ -634,3 +634,24 @@ def test_progress_covers_counting_and_merging(backend, name, capsys):
     err = capsys.readouterr().err
     assert "counted %d characters" % sum(map(len, TRAINING)) in err and "merges %d/" % len(tok.merges) in err
     assert "\r" not in err and "\x1b" not in err and err.endswith("\n")
+
+
+def test_to_encoding_keeps_the_roles_of_pad_bos_and_eos(backend):
+    # tok.to_encoding() kept <pad> but not <bos> and <eos>, so its
+    # add_special_tokens=True raised, advising to train with the tokens it
+    # was trained with (found by a fuzzing helper).
+    tok = trained(backend, "bytes-gpt2", special_tokens=["<pad>", "<bos>", "<eos>"])
+    enc = tok.to_encoding()
+    assert (enc.pad_id, enc.bos_id, enc.eos_id) == (tok.pad_id, tok.bos_id, tok.eos_id)
+    assert None not in (enc.pad_id, enc.bos_id, enc.eos_id)
+    texts = ["the lowest widest", "naïve"]
+    for options in (dict(add_special_tokens=True), dict(add_special_tokens=True, padding=True),
+                    dict(add_special_tokens=True, padding="max_length", truncation=True, max_length=5,
+                         padding_side="left")):
+        assert enc.encode_batch(texts, **options) == tok.encode_batch(texts, **options), options
+    only_eos = trained(backend, "bytes-gpt2", special_tokens=["<eos>"]).to_encoding()
+    assert only_eos.bos_id is None and only_eos.eos_id is not None
+    assert only_eos.encode_batch(["low"], add_special_tokens=True)["input_ids"][0][-1] == only_eos.eos_id
+    # tiktoken's own encodings: <|endoftext|> ends a sequence, nothing begins one
+    gpt2 = encoding(backend)
+    assert (gpt2.bos_id, gpt2.eos_id, gpt2.pad_id) == (None, 50256, None)
