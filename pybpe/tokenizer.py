@@ -251,7 +251,7 @@ class BPETokenizer(Tokenizer):
             if report.enabled:
                 texts = _counted(texts, report)
             if special_re:
-                texts = (piece for text in texts for piece in special_re.split(text))
+                texts = _cut_specials(special_re, texts, flavour.lowercase)
             raw = None
             if isinstance(corpus, io.TextIOBase) and not special_re and not report.enabled:
                 raw = _utf8_buffer(corpus, flavour)
@@ -275,6 +275,8 @@ class BPETokenizer(Tokenizer):
                 chars += sum(map(len, batch)) if report.enabled else 0
                 if special_re:
                     batch = _split_specials(special_re, batch)
+                    if flavour.lowercase:
+                        batch = _split_specials(special_re, [text.lower() for text in batch])
                 counter.add_pieces(flavour.prepare_all(batch), preset)
                 report.update("count", chars, None)
         else:
@@ -282,7 +284,7 @@ class BPETokenizer(Tokenizer):
             if report.enabled:
                 texts = _counted(texts, report)
             if special_re:
-                texts = (piece for text in texts for piece in special_re.split(text))
+                texts = _cut_specials(special_re, texts, flavour.lowercase)
             words, split = [], flavour.split
             for text in texts:
                 words += split(text)
@@ -316,6 +318,13 @@ class BPETokenizer(Tokenizer):
                 _check_count("frequency of word %r" % (word,), freq, minimum=0, maximum=_MAX_COUNT)
         if self.flavour.byte_level:  # tiktoken's surrogate rule, as for text (equal words add up)
             words = [_unicode.fix_surrogates(w) for w in words]
+        special_re = self._specials_pattern()
+        if special_re is not None and special_re.search("\n".join(words)):
+            # Special tokens are never trained on: a word is cut where one
+            # occurs, as train cuts a text (pieces of equal words add up).
+            cut = [(piece, freq) for word, freq in zip(words, freqs)
+                   for piece in special_re.split(word) if piece]
+            words, freqs = [w for w, _ in cut], [f for _, f in cut]
         counter = self._core.WordCounter()
         counter.add_words(words, freqs)
         self._state = self._trained(counter, _Progress(progress))
@@ -994,6 +1003,19 @@ def _text_lists(texts):
             pending, size = [], 0
     if pending:
         yield pending
+
+
+def _cut_specials(special_re, texts, lowercase):
+    """The pieces of `texts` between special tokens, which are never trained
+    on.  With lowercase=True each piece is lowercased and cut once more:
+    "<S>" is no special token, but the "<s>" it becomes is one, and must not
+    become a regular token too."""
+    for text in texts:
+        for piece in special_re.split(text):
+            if lowercase:
+                yield from special_re.split(piece.lower())
+            else:
+                yield piece
 
 
 def _split_specials(special_re, texts):

@@ -655,3 +655,48 @@ def test_to_encoding_keeps_the_roles_of_pad_bos_and_eos(backend):
     # tiktoken's own encodings: <|endoftext|> ends a sequence, nothing begins one
     gpt2 = encoding(backend)
     assert (gpt2.bos_id, gpt2.eos_id, gpt2.pad_id) == (None, 50256, None)
+
+
+def _regular_tokens(tok):
+    # every token of the vocabulary but the special ones, as str
+    specials = set(tok.special_tokens)
+    return [t.decode("latin-1") if isinstance(t, bytes) else t
+            for i, t in enumerate(tok.vocab) if not (isinstance(t, str) and t in specials and tok.token_to_id[t] == i)]
+
+
+@pytest.mark.parametrize("name", ["chapter", "symbol", "leading-space", "bytes", "bytes-gpt2"])
+def test_special_tokens_are_never_trained_on_whatever_the_route(backend, name, tmp_path):
+    # train_from_counts took a word holding a special token as any word, and
+    # lowercase=True made "<S>" (no special token) into "<s>" (one) after
+    # the specials were cut: either way the special token's text became a
+    # regular token too, and the saved model failed to load (found by a
+    # fuzzing helper).  SPEC: special tokens are never split, never merged.
+    routes = {
+        "counts": lambda tok: tok.train_from_counts({"<s>": 5, "a<s>b": 4, "low": 3, "x<s>": 2}),
+        "lowercase": lambda tok: tok.train(["<S> low <S>", "LOW<S>er", "<s><S>"] * 4),
+    }
+    for route, train in routes.items():
+        options = dict(FLAVOURS[name], special_tokens=["<s>", "<BOS>"])
+        if route == "lowercase":
+            options["lowercase"] = True
+        tok = pybpe.BPETokenizer(vocab_size=400, backend=backend, **options)
+        train(tok)
+        assert not [t for t in _regular_tokens(tok) if "<s>" in t], (route, tok.vocab)
+        path = tmp_path / ("%s-%s.json" % (name, route))
+        tok.save(path)
+        back = pybpe.load(path, backend=backend)
+        assert back.vocab == tok.vocab and back.merges == tok.merges
+        text = "low <s> lower <S>"
+        assert back.encode(text, allowed_special="all") == tok.encode(text, allowed_special="all")
+    # counting words first is training on the text: the same merges
+    text = ["a<s>b low<s>", "<s>", "lower <s>x"] * 3
+    direct = pybpe.BPETokenizer(vocab_size=400, backend=backend, special_tokens=["<s>"], **FLAVOURS[name])
+    direct.train(text)
+    counted = pybpe.BPETokenizer(vocab_size=400, backend=backend, special_tokens=["<s>"], **FLAVOURS[name])
+    counted.train_from_counts(direct.count_words(text))
+    assert counted.merges == direct.merges
+    # a special token with capitals is still cut before lowercasing
+    upper = pybpe.BPETokenizer(vocab_size=400, backend=backend, lowercase=True, special_tokens=["<BOS>"],
+                               **FLAVOURS[name])
+    upper.train(["<BOS> hello <BOS>"] * 4)
+    assert not [t for t in _regular_tokens(upper) if "bos" in t.lower()], upper.vocab
