@@ -24,7 +24,7 @@ import regex
 from . import _batch, _bounded, _unicode, _workers, core, patterns
 from .core.spec.merge import byte_pair_merge
 from ._encode_file import encode_file as _encode_file, typecode as _typecode
-from .errors import InvalidTokenError
+from .errors import InvalidTokenError, byte_without_token
 from .flavours import ByteJoiner, StreamDecoder, byte_offsets
 from .specials import check_disallowed, raise_disallowed, special_regex, special_sets
 
@@ -542,8 +542,8 @@ class Encoding:
             return None if rank is None else (rank, a + b)
         try:
             return [ranks[part] for part in byte_pair_merge([bytes([b]) for b in piece], rule)]
-        except KeyError as exc:
-            raise ValueError("byte %r has no token in this vocabulary" % (exc.args[0],)) from None
+        except KeyError:
+            raise byte_without_token(b for b in range(256) if bytes([b]) not in ranks) from None
 
     def _encode_with_last_piece(self, text, allowed):
         # (IDs of `text`, how many of them the last pattern piece gave): 0

@@ -8,7 +8,9 @@ backtrack for too long -- and InvalidTokenError, for a token ID that is not
 in the vocabulary (both BPETokenizer and Encoding raise it: a KeyError, as
 tiktoken's decode raises, and a ValueError).  COUNT_OVERFLOW is the text of the OverflowError both
 cores raise when a word or pair count would pass 2**64 - 1 (C's
-BPE_EOVERFLOW), kept here so the two spellings cannot drift apart.  One
+BPE_EOVERFLOW), kept here so the two spellings cannot drift apart;
+byte_without_token likewise makes the one error both encoders raise for a
+text byte the vocabulary has no token for.  One
 warning: UnicodeVersionWarning, for a model trained with other Unicode
 tables than the running ones.
 
@@ -21,6 +23,19 @@ imports the extension (pybpe works without it) and no number is copied.
 COUNT_OVERFLOW = "a count would pass 2**64 - 1 (counts are 64-bit and never wrap around)"
 
 TOO_BIG = "a size does not fit the core's 32-bit indices"
+
+
+def byte_without_token(lacking):
+    """The ValueError for a text byte with no token (a vocabulary without
+    some of the 256 one-byte tokens, e.g. a GPT-2 vocab.json with one
+    deleted).  `lacking`: the byte values with no one-byte token, which the
+    message names -- a fact of the vocabulary, so both backends say the
+    same whichever byte of the text they met first."""
+    lacking = sorted(lacking)
+    named = ", ".join(repr(bytes([b])) for b in lacking[:8])
+    if len(lacking) > 8:
+        named += " and %d more" % (len(lacking) - 8)
+    return ValueError("a byte of the text has no token in this vocabulary (it has none for %s)" % named)
 
 
 def raise_for_status(status, what, lib, invalid="invalid argument"):

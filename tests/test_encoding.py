@@ -617,3 +617,52 @@ def test_merge_lists_agree_across_backends(case):
         assert b"".join(tokens[i] for i in ids) == piece.encode()
         results.append(ids)
     assert all(r == results[0] for r in results)
+
+
+# -- a vocabulary without some one-byte tokens ------------------------------------
+
+def _without_bytes(backend, missing, merges):
+    # gpt2's pattern over the 256 bytes less `missing`, with "ab" (and "ab"
+    # merged from a, b when `merges`): a text byte without a token is the
+    # encoder's error, whichever path the text takes.
+    ranks = {bytes([b]): b for b in range(256) if bytes([b]) not in missing}
+    ranks[b"ab"] = 256
+    return Encoding("gappy", pat_str=patterns.GPT2, mergeable_ranks=ranks, special_tokens={"<|end|>": 300},
+                    merges=[(97, 98)] if merges else None, backend=backend)
+
+
+@pytest.mark.parametrize("merges", [False, True])
+def test_a_byte_without_a_token_is_one_error_naming_what_the_vocabulary_lacks(merges, tmp_path):
+    # Found by fuzzing: the C backend said "encoding: invalid input (for
+    # encoding: a byte of the text ...)", the Python one "a byte of the
+    # text ..." or "byte b'Q' of the text ..." depending on the rule; a
+    # GPT-2 vocab.json with a one-byte token deleted loads and then fails
+    # only on texts with that byte, which the message should name.
+    want = "a byte of the text has no token in this vocabulary (it has none for b'Q', b'z')"
+    texts = ["Quick", "the zoo", "ab " * 9000 + "z", "x" * 20000 + "Q"]  # short (one call) and long
+    for backend in BACKENDS:
+        encs = [_without_bytes(backend, {b"Q", b"z"}, merges)]
+        if merges:  # the same vocabulary through GPT-2's files
+            vocab, merges_txt = tmp_path / ("v%s.json" % backend), tmp_path / ("m%s.txt" % backend)
+            pybpe.formats.dump_gpt2_bpe(encs[0], vocab, merges_txt)
+            encs.append(pybpe.formats.load_gpt2_bpe(vocab, merges_txt, backend=backend))
+        for enc in encs:
+            assert enc.encode("ab ab, xy!") == [256, 32, 256, 44, 32, 120, 121, 33]
+            calls = [lambda t: enc.encode(t), enc.encode_ordinary, enc.encode_to_numpy,
+                     lambda t: enc.encode_ordinary_batch([t, "ab"], num_threads=1),
+                     lambda t: enc.encode_ordinary_batch(["ab"] * 40 + [t], num_threads=2),
+                     lambda t: enc.encode_batch([t], num_threads=1)]
+            for call in calls:
+                for text in texts:
+                    with pytest.raises(ValueError) as raised:
+                        call(text)
+                    assert str(raised.value) == want, (backend, text[:10])
+            for call in [enc._encode_single_piece, enc.encode_with_unstable, enc._encode_only_native_bpe]:
+                with pytest.raises(ValueError) as raised:
+                    call("Quick")
+                assert str(raised.value) == want, (backend, call)
+            with pytest.raises(KeyError):  # as tiktoken: no such token
+                enc.encode_single_token("Q")
+    many = _without_bytes(BACKENDS[0], {bytes([b]) for b in range(128, 256)}, merges)
+    with pytest.raises(ValueError, match=r"\(it has none for b'\\x80', b'\\x81', .* and 120 more\)$"):
+        many.encode("é")

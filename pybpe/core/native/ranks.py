@@ -12,7 +12,7 @@ from array import array
 from itertools import accumulate
 
 from ..._bpe_c import ffi, lib
-from ...errors import raise_for_status
+from ...errors import byte_without_token, raise_for_status
 
 try:  # optional, built beside the cffi module (csrc/pyext/pylists.c)
     from ... import _pylists
@@ -23,10 +23,9 @@ HEAP_THRESHOLD = lib.BPE_RANKS_HEAP_THRESHOLD
 
 
 def _check(status, what):
-    # The one status -> exception map (shared with native.core); BPE_EINVAL from
-    # an encode means a byte without a token.
-    return raise_for_status(status, what, lib, "invalid input (for encoding: a byte of the text "
-                     "has no token in this vocabulary)")
+    # The one status -> exception map (shared with native.core); an encode's
+    # status goes through RankTable._check_encode instead.
+    return raise_for_status(status, what, lib, "invalid input")
 
 
 def _u32(values):
@@ -255,6 +254,22 @@ class RankTable:
                       if _pylists is not None and size <= max(_TABLE_MAX_SIZE, 2 * len(ids)) else None)
         self._address = int(ffi.cast("uintptr_t", self._table))  # for encode_utf8's one call
 
+    def _check_encode(self, status):
+        # _check for an encode, whose BPE_EINVAL means a text byte without a
+        # token (or, from this module's private calls, a cache made for
+        # another table): the error the Python backend raises too, naming
+        # the bytes with no one-byte token (asked of C a byte at a time,
+        # only ever after this error).  A table with every byte has no such
+        # text, so its EINVAL is the plain one.
+        lacking = []
+        if status == lib.BPE_EINVAL:
+            out, n_out, one = ffi.new("uint32_t[1]"), ffi.new("size_t *"), ffi.new("uint32_t[1]", [1])
+            lacking = [b for b in range(256)
+                       if lib.bpe_ranks_encode(self._table, bytes([b]), 1, one, 1, 0, out, n_out) < 0]
+        if lacking:
+            raise byte_without_token(lacking)
+        return _check(status, "encoding")
+
     def _lists(self, out, ends, n_lists, min_ids=None):
         # n_lists ID lists from C output (as _id_lists): one long list of
         # runs by repetition, else through the int table when there is one.
@@ -343,7 +358,7 @@ class RankTable:
         else:
             status = lib.bpe_ranks_encode_cached(self._table, cache, preset, ffi.from_buffer(data), len(data),
                                                  ends, 1, out, ends + 1)
-        _check(status, "encoding")
+        self._check_encode(status)
         return ends
 
     @staticmethod
@@ -357,7 +372,7 @@ class RankTable:
         # returned in their place when it failed, is raised here.
         ids = _encode_ids(_ENCODE_CACHED, self._address, int(ffi.cast("uintptr_t", cache)), preset, ints, data)
         if ids.__class__ is int:
-            _check(ids, "encoding")
+            self._check_encode(ids)
             raise SystemError("encode_ids returned status %d" % ids)  # _check raises for every failure
         return ids
 
@@ -427,7 +442,7 @@ class RankTable:
         else:
             status = lib.bpe_ranks_encode_cached(self._table, cache, preset, ffi.from_buffer(data), len(data),
                                                  text_ends, n, out, out_ends)
-        _check(status, "encoding")
+        self._check_encode(status)
         return self._lists(out, out_ends, n, _MARSHAL_MIN_IDS_BATCH)
 
     def _shared_batch(self, encoded, preset, n_workers, static=False):
@@ -462,7 +477,7 @@ class RankTable:
         status = lib.bpe_ranks_encode(self._table, ffi.from_buffer(data), len(data),
                                       ffi.from_buffer("uint32_t[]", lengths), len(lengths),
                                       1 if in_chars else 0, out, n_out)
-        _check(status, "encoding")
+        self._check_encode(status)
         return ffi.unpack(out, n_out[0])
 
 
@@ -508,7 +523,7 @@ class SharedBatch:
         status = lib.bpe_ranks_encode_shared(self._table._table, cache, self._preset, self._text,
                                              len(self._data), self._text_ends, self.n, self._share,
                                              worker, self._positions + worker, budget, self._out, self._ends)
-        return _check(status, "encoding") == lib.BPE_BATCH_MORE
+        return self._table._check_encode(status) == lib.BPE_BATCH_MORE
 
     def ready(self, first):
         """The first text at or after `first` that is not done yet (n if

@@ -124,8 +124,11 @@ class RankTable:
     def _ids_of_bytes(self, parts):
         try:
             return [self._encoder[p] for p in parts]
-        except KeyError as exc:
-            raise ValueError("byte %r of the text has no token in this vocabulary" % (exc.args[0],)) from None
+        except KeyError:
+            raise self._byte_without_token() from None
+
+    def _byte_without_token(self):
+        return errors.byte_without_token(b for b in range(256) if bytes([b]) not in self._encoder)
 
     def encode_piece(self, piece):
         """IDs of one piece (bytes).
@@ -140,7 +143,7 @@ class RankTable:
         parts = [self._byte_parts[b] for b in piece]
         if self._finish is None:  # merge list: parts are IDs
             if None in parts:
-                raise ValueError("a byte of the text has no token in this vocabulary")
+                raise self._byte_without_token()
             if len(parts) >= HEAP_THRESHOLD:
                 return self._merge_long(piece, parts)
             return byte_pair_merge(parts, self._rule)
