@@ -27,7 +27,9 @@ import re
 import reprlib
 import stat
 
-from . import patterns
+import regex
+
+from . import _bounded, patterns
 from ._atomic import atomic_write, same_file
 from .core.spec.merge import byte_pair_merge
 from .encoding import Encoding
@@ -351,6 +353,60 @@ def _to_oniguruma(pattern):
 _FROM_ONIGURUMA = {_to_oniguruma(p): p for p in (patterns.GPT2, patterns.CL100K, patterns.O200K)}
 
 
+# Texts on which _isolated looks for an empty match: every kind of character
+# the published patterns tell apart, at the start, the end and in between.
+_EMPTY_MATCH_PROBES = ("", "a", " ", "\n", "aZ 1\n!é中_²\t'.,ab12  x\r\n-", "ab\nb a\n\n")
+
+
+def _gaps_kept(pattern):
+    # A pattern findall cuts text with as HF's Split(pattern, Isolated) does,
+    # for a pattern that never matches the empty string: its matches, and
+    # each run of text between two of them as one piece.
+    return "(?:%s)|(?:(?!(?:%s))[\\s\\S])+" % (pattern, pattern)
+
+
+def _isolated(pattern, path):
+    """The pattern an HF Split(pattern, behavior=Isolated) amounts to.
+
+    HF keeps the text between two matches as a piece of its own, where
+    findall (tiktoken's reading, which Encoding follows) drops it; so a
+    pattern that is not known to match every character is read as
+    _gaps_kept(pattern), which is idempotent here (pybpe's own export of it
+    reads back the same).  A pattern that matches the empty string somewhere
+    is refused: HF cuts the text at an empty match and findall does not, and
+    no pattern is known to give HF's cuts then.  The published patterns match
+    every character and are given back as published.
+
+        >>> _isolated(r"\\d", "t.json") == _gaps_kept(r"\\d")
+        True
+        >>> _isolated(_gaps_kept(r"\\d"), "t.json") == _gaps_kept(r"\\d")
+        True
+    """
+    if pattern in _FROM_ONIGURUMA:
+        return _FROM_ONIGURUMA[pattern]
+    inner = pattern[3:3 + (len(pattern) - len(_gaps_kept(""))) // 2]
+    if _gaps_kept(inner) == pattern:
+        return pattern  # already the gap-keeping form (pybpe's export)
+    try:
+        _bounded.check_pattern(pattern)
+    except ValueError as exc:
+        raise FormatError("%s: the Split pattern is refused: %s" % (path, exc)) from None
+    try:
+        compiled = regex.compile(pattern)
+    except regex.error as exc:
+        raise FormatError("%s: the Split pattern is not a valid regular expression: %s" % (path, exc)) from None
+    for probe in _EMPTY_MATCH_PROBES:
+        try:
+            empty = any(m.start() == m.end() for m in compiled.finditer(probe, timeout=1.0))
+        except TimeoutError:
+            empty = True
+        if empty:
+            raise FormatError("%s: the Split pattern %s matches the empty string (in %r), where HF cuts the "
+                              "text and pybpe's reading of a pattern does not; not supported"
+                              % (path, reprlib.repr(pattern), probe))
+    return _gaps_kept(pattern)
+
+
 def _hf_pattern(pre, path):
     """The pattern a tokenizer.json pre_tokenizer amounts to, or FormatError."""
     def byte_level(node, regex_allowed):
@@ -377,7 +433,7 @@ def _hf_pattern(pre, path):
             if split.get("behavior") != "Isolated" or split.get("invert", False):
                 raise FormatError("%s: only Split(behavior=Isolated, invert=false) is supported" % path)
             byte_level(nodes[1], False)
-            return _FROM_ONIGURUMA.get(pattern["Regex"], pattern["Regex"])
+            return _isolated(pattern["Regex"], path)
     raise FormatError("%s: unsupported pre_tokenizer %s (pybpe reads ByteLevel, or Sequence[Split(Regex), "
                       "ByteLevel(use_regex=false)])" % (path, reprlib.repr(pre.get("type"))))
 
@@ -391,6 +447,9 @@ def _hf_pattern(pre, path):
 #   - ByteLevel's trim_offsets, and a ByteLevel post_processor: offsets only.
 #   - model.unk_token, when every single byte is a token (it is then never
 #     produced); model.fuse_unk likewise.
+# Read as HF reads it: a Split(Isolated) pattern that does not match every
+# character keeps the text between matches as pieces (_isolated); one that
+# matches the empty string is refused.
 # Refused: added tokens with lstrip / rstrip / single_word (they move what
 # an added token matches), any post_processor but ByteLevel (e.g.
 # TemplateProcessing adds tokens such as BOS/EOS), truncation and padding,

@@ -9,6 +9,7 @@ and failed writes leave the old file whole.
 import functools
 import json
 import os
+import random
 import tempfile
 
 import pytest
@@ -341,3 +342,59 @@ def test_hf_whole_text_pre_tokenizer(tmp_path, backend):
         assert hf.encode(text).ids == expected
         assert loaded.encode(text, allowed_special="all") == expected
     assert enc.encode("aaabdaaabac") == [258, 100, 258, 97, 99]
+
+
+def _train_hf_split(tmp_path, pattern, corpus, vocab_size=400):
+    # An HF tokenizer whose pre-tokenizer is Sequence[Split(pattern, Isolated),
+    # ByteLevel(use_regex=false)], trained on `corpus`.
+    tokenizers = _hf()
+    from tokenizers import Regex, decoders, models, pre_tokenizers, trainers
+
+    tok = tokenizers.Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(pattern), behavior="isolated"),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    tok.decoder = decoders.ByteLevel()
+    tok.train_from_iterator(corpus, trainers.BpeTrainer(
+        vocab_size=vocab_size, show_progress=False, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    path = tmp_path / "split.json"
+    tok.save(str(path))
+    return tok, path
+
+
+@pytest.mark.parametrize("pattern", [r"\d", r"[a-z]+", r"a.b|.", r" ?[A-Za-z]+|\d{1,2}"])
+def test_hf_split_keeps_the_text_its_pattern_does_not_match(tmp_path, backend, pattern):
+    # HF's Split(Isolated) keeps the text between two matches as a piece of
+    # its own; findall (tiktoken's reading of a pattern) drops it, and pybpe
+    # lost that text without a word ("hello world 2024" under \d encoded as
+    # "2024").  Found by a fuzzing helper.
+    rng = random.Random(7)
+    alphabet = "abcxyz ABC 0123456789 \n\t!?.,é中"
+    texts = ["hello world 2024", "", "!!", "a\nb", "ab!! cd", "aXb ab"] + [
+        "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 30))) for _ in range(300)]
+    hf, path = _train_hf_split(tmp_path, pattern, texts[:100] * 3)
+    enc = load_hf_tokenizer(path, backend=backend)
+    for text in texts:
+        assert enc.encode(text) == hf.encode(text).ids, text
+        assert enc.decode(enc.encode(text)) == text
+    again = tmp_path / "again.json"  # pybpe's export reads the same in HF and in pybpe
+    dump_hf_tokenizer(enc, again)
+    hf2, enc2 = type(hf).from_file(str(again)), load_hf_tokenizer(again, backend=backend)
+    assert enc2.pat_str == enc.pat_str
+    for text in texts:
+        assert hf2.encode(text).ids == enc2.encode(text) == hf.encode(text).ids, text
+
+
+@pytest.mark.parametrize("pattern", [r"[a-z]*", r"x?", r"a|(?=b)"])
+def test_hf_split_pattern_that_matches_nothing_is_refused(tmp_path, pattern):
+    # Where a pattern matches the empty string HF cuts the text there and the
+    # regex module's findall does not: no reading of it gives HF's pieces
+    # for sure, so it is refused rather than encoded differently.
+    doc = _hf_doc()
+    doc["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [
+        {"type": "Split", "pattern": {"Regex": pattern}, "behavior": "Isolated", "invert": False},
+        {"type": "ByteLevel", "add_prefix_space": False, "use_regex": False}]}
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(FormatError, match="matches the empty string"):
+        load_hf_tokenizer(path)
