@@ -365,6 +365,53 @@ def _gaps_kept(pattern):
     return "(?:%s)|(?:(?!(?:%s))[\\s\\S])+" % (pattern, pattern)
 
 
+_INTERVAL = re.compile(r"\{\d+(?:,\d*)?\}")
+
+
+def _from_oniguruma(pattern):
+    """`pattern` as the regex module must read it to cut as Oniguruma (HF's
+    engine) does: Oniguruma reads X{n,m}+ as (X{n,m})+, one or more runs of
+    X{n,m}, where the regex module reads a possessive X{n,m}.  Rewritten for
+    X a character, an escape (\\p{..} included) or a character class;
+    everything else is left as it is.
+
+        >>> _from_oniguruma(r"\\p{N}{1,3}+|[a-z]{2}+|x")
+        '(?:\\\\p{N}{1,3})+|(?:[a-z]{2})+|x'
+    """
+    out, i, n = [], 0, len(pattern)
+    while i < n:
+        start = i
+        if pattern[i] == "\\":
+            i += 2
+            if pattern[i - 1:i] in ("p", "P") and pattern[i:i + 1] == "{":
+                i = pattern.find("}", i) + 1 or n
+        elif pattern[i] == "[":
+            i += 1
+            if pattern[i:i + 1] == "^":
+                i += 1
+            if pattern[i:i + 1] == "]":
+                i += 1  # a ']' first is a member
+            depth = 1
+            while i < n and depth:
+                if pattern[i] == "\\":
+                    i += 1
+                elif pattern[i] == "[":
+                    depth += 1
+                elif pattern[i] == "]":
+                    depth -= 1
+                i += 1
+        else:
+            i += 1
+        atom = pattern[start:i]
+        interval = _INTERVAL.match(pattern, i)
+        if atom not in ("(", "|", ")") and interval and pattern[interval.end():interval.end() + 1] == "+":
+            out.append("(?:%s%s)+" % (atom, interval.group()))
+            i = interval.end() + 1
+        else:
+            out.append(atom)
+    return "".join(out)
+
+
 def _isolated(pattern, path):
     """The pattern an HF Split(pattern, behavior=Isolated) amounts to.
 
@@ -387,6 +434,7 @@ def _isolated(pattern, path):
     inner = pattern[3:3 + (len(pattern) - len(_gaps_kept(""))) // 2]
     if _gaps_kept(inner) == pattern:
         return pattern  # already the gap-keeping form (pybpe's export)
+    pattern = _from_oniguruma(pattern)
     try:
         _bounded.check_pattern(pattern)
     except ValueError as exc:

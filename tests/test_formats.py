@@ -398,3 +398,19 @@ def test_hf_split_pattern_that_matches_nothing_is_refused(tmp_path, pattern):
     path.write_text(json.dumps(doc), encoding="utf-8")
     with pytest.raises(FormatError, match="matches the empty string"):
         load_hf_tokenizer(path)
+
+
+@pytest.mark.parametrize("pattern", [r"\p{N}{1,3}+|\p{L}+|\s+|[^\s\p{L}\p{N}]+",
+                                     r"[0-9]{2}+|\d|[a-z]{1,2}+|\s+|.", r"\d{2,}+|\D{1}+"])
+def test_hf_split_reads_an_interval_followed_by_plus_as_oniguruma_does(tmp_path, backend, pattern):
+    # Oniguruma (HF's engine) reads X{1,3}+ as (X{1,3})+, the regex module as
+    # a possessive X{1,3}: a tokenizer.json carrying cl100k's pattern as
+    # tiktoken spells it cut "1234567" into 123 456 7 in pybpe and kept it
+    # whole in HF.  Found by a fuzzing helper.
+    rng = random.Random(11)
+    texts = ["year 1234567", "12", "abcde 9", ""] + [
+        "".join(rng.choice("ab 0123456789x!\n") for _ in range(rng.randint(1, 25))) for _ in range(200)]
+    hf, path = _train_hf_split(tmp_path, pattern, texts * 2)
+    enc = load_hf_tokenizer(path, backend=backend)
+    for text in texts:
+        assert enc.encode(text) == hf.encode(text).ids, text
