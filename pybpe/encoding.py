@@ -284,6 +284,10 @@ class Encoding:
         # (implementations disagree about which copy would win).
         seen = set()
         triples = []
+        # A special token that is also a regular token (the same ID for the
+        # same bytes: an HF added token that is a vocabulary entry) may merge.
+        ranks, decoder = self._mergeable_ranks, self._decoder
+        special_only = {i for i in self._special_token_values if ranks.get(decoder[i]) != i}
         for rank, pair in enumerate(merges):
             if len(pair) != 2 or not all(isinstance(i, int) for i in pair):
                 raise TypeError("merges[%d] must be a pair of int IDs, not %r" % (rank, pair))
@@ -292,7 +296,7 @@ class Encoding:
                 raise ValueError("merges[%d]: unknown token ID %d" % (rank, left))
             if right not in self._decoder:
                 raise ValueError("merges[%d]: unknown token ID %d" % (rank, right))
-            if left in self._special_token_values or right in self._special_token_values:
+            if left in special_only or right in special_only:
                 raise ValueError("merges[%d]: special tokens never merge" % rank)
             result = self._mergeable_ranks.get(self._decoder[left] + self._decoder[right])
             if result is None:

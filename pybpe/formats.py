@@ -237,12 +237,32 @@ def _split_vocab(vocab, path, special_tokens):
     return ranks, specials
 
 
+def _keep_added_entries(ranks, specials, vocab, merges):
+    """Put back into `ranks` the vocabulary entries an added token of a
+    tokenizer.json also is and the model needs as tokens: a byte's
+    (tok.add_special_tokens(["é"]) marks byte 0xE9's entry) or one a merge
+    takes or makes (tok.add_tokens(["hello"]) for a merged "hello").  HF
+    gives such an added token the entry's ID and keeps the entry a token of
+    the model; _split_vocab left it out.  Other added tokens in the
+    vocabulary (GPT-2's <|endoftext|>) stay special tokens only."""
+    names = {i: t for t, i in vocab.items()}
+    in_merges = set()
+    for left, right in merges:
+        in_merges.update((left, right, vocab[names[left] + names[right]]))
+    for text, i in specials.items():
+        token = unicode_to_token(text) if vocab.get(text) == i else None
+        if token and (len(token) == 1 or i in in_merges):
+            ranks[token] = i
+
+
 def _check_special_ids(ranks, specials, path):
     """FormatError when a special token has the ID of a regular token: one ID
-    would then decode two ways."""
+    would then decode two ways.  (Not when the regular token is the special
+    token's own vocabulary entry, as _keep_added_entries puts back: the ID
+    then decodes to the entry's bytes, as in HF.)"""
     by_id = {i: t for t, i in ranks.items()}
     for text, i in specials.items():
-        if i in by_id:
+        if i in by_id and by_id[i] != unicode_to_token(text):
             raise FormatError("%s: special token %r has ID %d, which is also the ID of token %r"
                               % (path, text, i, by_id[i]))
 
@@ -587,6 +607,7 @@ def _hf_encoding(doc, path, name, backend):
     if not isinstance(ignore_merges, bool):
         raise FormatError("%s: model.ignore_merges must be true or false" % path)
     merges = _parse_merges(merges_raw, vocab, path, lambda k: "merges[%d]" % k)
+    _keep_added_entries(ranks, specials, vocab, merges)
     _check_special_ids(ranks, specials, path)
     return _build(path, name=name or os.path.splitext(os.path.basename(path))[0], pat_str=pat_str,
                   mergeable_ranks=ranks, special_tokens=specials, merges=merges,

@@ -414,3 +414,32 @@ def test_hf_split_reads_an_interval_followed_by_plus_as_oniguruma_does(tmp_path,
     enc = load_hf_tokenizer(path, backend=backend)
     for text in texts:
         assert enc.encode(text) == hf.encode(text).ids, text
+
+
+@pytest.mark.parametrize("added, special", [(["hello"], False), (["é"], True), (["hello", "é", "<x>"], True)])
+def test_hf_added_token_that_is_also_in_the_vocabulary(tmp_path, backend, added, special):
+    # HF gives an added token already in the vocabulary that entry's ID, and
+    # the entry stays a token of the model: "hello" (a merge's result) and
+    # "é" (byte 0xE9's spelling).  pybpe dropped the entry from the ranks, so
+    # the file was refused ("b'hel' + b'lo' is not a token") or loaded and
+    # then could not encode a text with byte 0xE9.  Found by a fuzzing helper.
+    tokenizers = _hf()
+    from tokenizers import decoders, models, pre_tokenizers, trainers
+
+    tok = tokenizers.Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    tok.train_from_iterator(["hello hello world"] * 10, trainers.BpeTrainer(
+        vocab_size=300, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False))
+    (tok.add_special_tokens if special else tok.add_tokens)(added)
+    path = tmp_path / "added.json"
+    tok.save(str(path))
+    enc = load_hf_tokenizer(path, backend=backend)
+    rng = random.Random(5)
+    texts = ["hello world", "隻", "é", "xhelloy <x>", ""] + [
+        "".join(rng.choice(["hello", "é", "隻", " ", "wor", "ld", "<x>", "q"]) for _ in range(rng.randint(1, 8)))
+        for _ in range(200)]
+    for text in texts:
+        ids = tok.encode(text).ids
+        assert enc.encode(text, allowed_special="all") == ids, text
+        assert enc.decode(ids) == tok.decode(ids, skip_special_tokens=False), text
