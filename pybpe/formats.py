@@ -330,6 +330,22 @@ def load_gpt2_bpe(vocab_path, merges_path, *, name=None, pat_str=patterns.GPT2, 
                   backend=backend)
 
 
+def _spelled_vocab(enc, what):
+    """{token spelled in GPT-2's byte alphabet: ID} for vocab.json and
+    tokenizer.json, special tokens included; ValueError, before anything is
+    written, for a special token spelled like a regular token of another ID
+    (a byte-level special "_" or "é" is byte 0x5F's or 0xE9's spelling): one
+    key cannot hold both, and the regular token would be lost."""
+    vocab = {token_to_unicode(t): i for t, i in sorted(enc.mergeable_ranks.items(), key=lambda x: x[1])}
+    for text, i in enc.special_tokens.items():
+        if vocab.get(text, i) != i:
+            raise ValueError("special token %r is spelled like the regular token of ID %d in GPT-2's byte "
+                             "alphabet, and %s cannot hold both (save the tokenizer as pybpe JSON, or as "
+                             ".tiktoken)" % (text, vocab[text], what))
+    vocab.update(enc.special_tokens)
+    return vocab
+
+
 def dump_gpt2_bpe(enc, vocab_path, merges_path):
     """Write an Encoding as GPT-2's vocab.json + merges.txt (atomically, each).
 
@@ -342,8 +358,7 @@ def dump_gpt2_bpe(enc, vocab_path, merges_path):
         raise ValueError("vocab_path and merges_path are the same file (%s): the merges would "
                          "replace the vocabulary" % os.fspath(merges_path))
     decoder = {i: t for t, i in enc.mergeable_ranks.items()}
-    vocab = {token_to_unicode(t): i for t, i in sorted(enc.mergeable_ranks.items(), key=lambda x: x[1])}
-    vocab.update(enc.special_tokens)
+    vocab = _spelled_vocab(enc, "a vocab.json")
     lines = ["#version: 0.2"]
     for left, right in _encoding_merges(enc):
         lines.append("%s %s" % (token_to_unicode(decoder[left]), token_to_unicode(decoder[right])))
@@ -622,12 +637,11 @@ def dump_hf_tokenizer(enc, path):
     `ignore_merges: true`, HF's switch for tiktoken's whole-piece lookup.
     """
     decoder = {i: t for t, i in enc.mergeable_ranks.items()}
-    vocab = {token_to_unicode(t): i for t, i in sorted(enc.mergeable_ranks.items(), key=lambda x: x[1])}
-    merges = [[token_to_unicode(decoder[a]), token_to_unicode(decoder[b])] for a, b in _encoding_merges(enc)]
     # Special tokens go in the model's vocab too (as in GPT-2's own
     # tokenizer.json): HF gives an added token that the model does not know
     # the next free ID, ignoring the one written in added_tokens.
-    vocab.update(enc.special_tokens)
+    vocab = _spelled_vocab(enc, "a tokenizer.json")
+    merges = [[token_to_unicode(decoder[a]), token_to_unicode(decoder[b])] for a, b in _encoding_merges(enc)]
     byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}
     if enc.pat_str == _WHOLE_TEXT:
         pre = byte_level

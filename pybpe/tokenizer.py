@@ -949,8 +949,6 @@ def _from_document(doc, path, backend):
             fail("merges[%d] makes %s, which is not in the vocab"
                  % (rank, reprlib.repr(vocab[merge[0]] + vocab[merge[1]])))
         merge_ids.append((merge[0], merge[1], merged))
-    if set(tok.special_tokens) & set(vocab):
-        fail("special tokens also appear in \"vocab\"")
     model_file.check_unicode_version(doc.get("unicode_version"), tok._unicode_version(), path)
     tok._state = _State(tok, symtab, merge_ids, counts)
     return tok
