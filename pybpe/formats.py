@@ -610,12 +610,15 @@ def _hf_encoding(doc, path, name, backend):
         raise FormatError("%s: the decoder must be ByteLevel" % path)
     pat_str = _hf_pattern(doc.get("pre_tokenizer"), path)
     specials = _hf_added_tokens(doc.get("added_tokens") or [], path)
-    vocab = model.get("vocab")
+    for key in ("vocab", "merges"):  # HF refuses a model without either ("Missing vocab/merges")
+        if key not in model:
+            raise FormatError("%s: no model.%s" % (path, key))
+    vocab = model["vocab"]
     ranks, _ = _split_vocab(vocab, path, specials)
     if model.get("unk_token") is not None and any(bytes([b]) not in ranks for b in range(256)):
         raise FormatError("%s: model.unk_token is not supported when some byte has no token "
                           "(pybpe has no unknown token)" % path)
-    merges_raw = model.get("merges", [])
+    merges_raw = model["merges"]
     if not isinstance(merges_raw, list):
         raise FormatError("%s: model.merges must be a list" % path)
     ignore_merges = model.get("ignore_merges", False)

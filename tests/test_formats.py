@@ -294,6 +294,8 @@ def test_hf_minimal_document(tmp_path):
     (lambda d: d["model"].update(merges=["a"]), "merges[0]: expected two tokens"),
     (lambda d: d["model"].update(merges=[7]), "merges[0]"),
     (lambda d: d["model"].update(merges="a b"), "must be a list"),
+    (lambda d: d["model"].pop("merges"), "no model.merges"),  # HF refuses it too
+    (lambda d: d["model"].pop("vocab"), "no model.vocab"),
     (lambda d: d["model"]["vocab"].update(a=-1), "not an integer"),
     (lambda d: d["model"].update(vocab=[1, 2]), "JSON object"),
     (lambda d: d["model"].update(continuing_subword_prefix="##"), "continuing_subword_prefix"),
