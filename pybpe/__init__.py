@@ -13,7 +13,7 @@ use, so importing pybpe stays cheap.
 import importlib
 
 from . import core
-from .errors import FormatError, InvalidTokenError, PatternTimeout, UnicodeVersionWarning
+from .errors import FormatError, InvalidTokenError, NoTokenError, PatternTimeout, UnicodeVersionWarning
 from .tokenizer import BPETokenizer, CharTokenizer, Tokenizer, load
 
 __version__ = "0.1.0"
@@ -75,6 +75,7 @@ def __getattr__(name):
     return getattr(importlib.import_module("pybpe." + _LAZY[name]), name)
 
 
-__all__ = ["BPETokenizer", "CharTokenizer", "Tokenizer", "FormatError", "InvalidTokenError", "PatternTimeout",
+__all__ = ["BPETokenizer", "CharTokenizer", "Tokenizer", "FormatError", "InvalidTokenError", "NoTokenError",
+           "PatternTimeout",
            "UnicodeVersionWarning",
            "load", "backend", "count_words", "merge_counts"] + [n for n in _LAZY if _LAZY[n]]

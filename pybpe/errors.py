@@ -6,7 +6,8 @@ ValueError keeps working; its message names the file and the problem -- and
 PatternTimeout, a TimeoutError for a pattern from such a file that would
 backtrack for too long -- and InvalidTokenError, for a token ID that is not
 in the vocabulary (both BPETokenizer and Encoding raise it: a KeyError, as
-tiktoken's decode raises, and a ValueError).  COUNT_OVERFLOW is the text of the OverflowError both
+tiktoken's decode raises, and a ValueError) -- and NoTokenError, a ValueError
+for a text byte the vocabulary has no token for.  COUNT_OVERFLOW is the text of the OverflowError both
 cores raise when a word or pair count would pass 2**64 - 1 (C's
 BPE_EOVERFLOW), kept here so the two spellings cannot drift apart;
 byte_without_token likewise makes the one error both encoders raise for a
@@ -25,8 +26,13 @@ COUNT_OVERFLOW = "a count would pass 2**64 - 1 (counts are 64-bit and never wrap
 TOO_BIG = "a size does not fit the core's 32-bit indices"
 
 
+class NoTokenError(ValueError):
+    """A byte of the text has no token in the vocabulary (one without some of
+    the 256 one-byte tokens): the text cannot be encoded with it."""
+
+
 def byte_without_token(lacking):
-    """The ValueError for a text byte with no token (a vocabulary without
+    """The NoTokenError (a ValueError) for a text byte with no token (a vocabulary without
     some of the 256 one-byte tokens, e.g. a GPT-2 vocab.json with one
     deleted).  `lacking`: the byte values with no one-byte token, which the
     message names -- a fact of the vocabulary, so both backends say the
@@ -35,7 +41,7 @@ def byte_without_token(lacking):
     named = ", ".join(repr(bytes([b])) for b in lacking[:8])
     if len(lacking) > 8:
         named += " and %d more" % (len(lacking) - 8)
-    return ValueError("a byte of the text has no token in this vocabulary (it has none for %s)" % named)
+    return NoTokenError("a byte of the text has no token in this vocabulary (it has none for %s)" % named)
 
 
 def raise_for_status(status, what, lib, invalid="invalid argument"):

@@ -687,3 +687,23 @@ def test_no_command_writes_over_its_own_model(files):
         err = run(*args, check=1).stderr.decode()
         assert "same file" in err, err
     assert not merges.exists() and not (tmp / "v.json").exists()
+
+
+def test_a_text_the_vocabulary_cannot_encode_is_an_input_error(tmp_path):
+    # A GPT-2 vocab.json without the token of byte "Q" (as HF trainers make
+    # without an initial alphabet) loads; a text with a Q then stopped encode
+    # and count with "internal error" and exit code 3 (found by a fuzzing
+    # helper).  It is the input's fault: exit code 2, the missing byte named.
+    ranks = {bytes([b]): b for b in range(256) if b != ord("Q")}
+    ranks[b"ab"] = 256
+    enc = pybpe.Encoding("noq", pat_str=pybpe.patterns.GPT2, mergeable_ranks=ranks, special_tokens={})
+    from pybpe.formats import dump_gpt2_bpe
+    dump_gpt2_bpe(enc, tmp_path / "vocab.json", tmp_path / "merges.txt")
+    model = tmp_path / "vocab.json"
+    assert ok("encode", "-t", model, "ab ab").stdout == b"256 32 256\n"
+    text = tmp_path / "q.txt"
+    text.write_text("ab\nQuick\n", encoding="utf-8")
+    for args in (["encode", "-t", model, "Quick"], ["encode", "-t", model, "-i", text],
+                 ["count", "-t", model, text], ["stats", "-t", model, text]):
+        err = run(*args, check=2).stderr.decode()
+        assert "has no token in this vocabulary (it has none for b'Q')" in err, (args, err)

@@ -21,7 +21,7 @@ import sys
 import warnings
 
 from .. import __version__, backend
-from ..errors import FormatError, PatternTimeout
+from ..errors import FormatError, NoTokenError, PatternTimeout
 from . import bench, codec, convert, count, demo, inspection, stats, train, wordpiece
 from ._common import CLIError, UsageError
 
@@ -127,7 +127,7 @@ def _report(exc):
     """(exit code, one-line message) for an exception."""
     if isinstance(exc, CLIError):
         return exc.code, _one_line(str(exc))
-    if isinstance(exc, (FormatError, PatternTimeout, UnicodeError)):
+    if isinstance(exc, (FormatError, PatternTimeout, UnicodeError, NoTokenError)):
         return 2, _one_line(str(exc))
     if isinstance(exc, OSError):
         where = "%s: " % exc.filename if exc.filename else ""
