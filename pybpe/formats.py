@@ -245,14 +245,31 @@ def _keep_added_entries(ranks, specials, vocab, merges):
     gives such an added token the entry's ID and keeps the entry a token of
     the model; _split_vocab left it out.  Other added tokens in the
     vocabulary (GPT-2's <|endoftext|>) stay special tokens only."""
-    names = {i: t for t, i in vocab.items()}
-    in_merges = set()
-    for left, right in merges:
-        in_merges.update((left, right, vocab[names[left] + names[right]]))
+    in_merges = _ids_in_merges(vocab, merges)
     for text, i in specials.items():
         token = unicode_to_token(text) if vocab.get(text) == i else None
         if token and (len(token) == 1 or i in in_merges):
             ranks[token] = i
+
+
+def _unspecial_merged(ranks, specials, vocab, merges):
+    """Entries spelled <|...|> that a merge takes or makes are ordinary
+    tokens after all (a byte-level model that learned "<|a|>" from its
+    text): move them from `specials` to `ranks`."""
+    in_merges = _ids_in_merges(vocab, merges).difference(ranks.values())  # (a shared ID is refused later)
+    for text in [t for t, i in specials.items() if i in in_merges and unicode_to_token(t)]:
+        ranks[unicode_to_token(text)] = specials.pop(text)
+
+
+def _ids_in_merges(vocab, merges):
+    # The IDs a merge takes or makes ({spelling: ID} vocab, [(left, right)] IDs).
+    # (A file that gives two entries one ID has no one spelling per ID: the
+    # result is then unknown, and the ID checks after this refuse the file.)
+    names = {i: t for t, i in vocab.items()}
+    ids = set()
+    for left, right in merges:
+        ids.update((left, right, vocab.get(names[left] + names[right], left)))
+    return ids
 
 
 def _check_special_ids(ranks, specials, path):
@@ -324,6 +341,8 @@ def load_gpt2_bpe(vocab_path, merges_path, *, name=None, pat_str=patterns.GPT2, 
         items.append(line)
         linenos.append(lineno)
     merges = _parse_merges(items, vocab, merges_path, lambda k: "line %d" % linenos[k])
+    if special_tokens is None:
+        _unspecial_merged(ranks, specials, vocab, merges)
     _check_special_ids(ranks, specials, vocab_path)
     return _build(vocab_path, name=name or os.path.splitext(os.path.basename(vocab_path))[0],
                   pat_str=pat_str, mergeable_ranks=ranks, special_tokens=specials, merges=merges,

@@ -707,3 +707,31 @@ def test_a_text_the_vocabulary_cannot_encode_is_an_input_error(tmp_path):
                  ["count", "-t", model, text], ["stats", "-t", model, text]):
         err = run(*args, check=2).stderr.decode()
         assert "has no token in this vocabulary (it has none for b'Q')" in err, (args, err)
+
+
+def test_convert_to_gpt2_files_says_what_they_cannot_hold_and_reads_back(tmp_path):
+    # GPT-2's vocab.json + merges.txt hold no pattern (GPT-2's is assumed)
+    # and take only <|...|> entries as special tokens.  convert wrote a
+    # cl100k model's files without a word (119 of 203 texts changed IDs on
+    # reload), and a model that had learned an ordinary token spelled
+    # <|a|> was written to files pybpe then refused.  Found by a fuzzing helper.
+    corpus = ["hello world, 123456 héllo wörld!"] * 20 + ["<|a|>"] * 20
+    texts = ["hello 123456", "a<pad>", "<|a|><|a|>", "wörld, 12"]
+    for name, options in [("cl", dict(pretokenizer="cl100k", special_tokens=["<pad>"])),
+                          ("whole", dict(pretokenizer=None)), ("gpt2", dict(pretokenizer="gpt2"))]:
+        tok = pybpe.BPETokenizer(vocab_size=300, byte_level=True, **options)
+        tok.train(corpus)
+        tok.save(tmp_path / (name + ".json"))
+        done = ok("convert", tmp_path / (name + ".json"), "-o", tmp_path / (name + "-vocab.json"))
+        err = done.stderr.decode()
+        assert ("pattern" in err) == (name != "gpt2"), (name, err)
+        assert ("<pad>" in err) == (name == "cl"), (name, err)
+        again = pybpe.load(tmp_path / (name + "-vocab.json"))
+        enc = tok.to_encoding()
+        regular = {t: i for t, i in enc.mergeable_ranks.items()}
+        if name == "cl":  # <pad> comes back as an ordinary token, as the note says
+            regular[b"<pad>"] = enc.special_tokens["<pad>"]
+        assert again.mergeable_ranks == regular, name
+        if name == "gpt2":  # the pattern travelled: the same IDs
+            for text in texts:
+                assert again.encode_ordinary(text) == tok.encode(text), (name, text)

@@ -14,7 +14,8 @@ What does not fit is said, not lost silently: only a byte-level
 BPETokenizer becomes an encoding (the character flavours have no byte
 alphabet); an encoding cannot become a pybpe model (it has no flavour or
 training counts); a .tiktoken file keeps the ranks only, so the pattern and
-special tokens are reported as left out.
+special tokens are reported as left out, as are a pattern other than GPT-2's
+and special tokens not spelled <|...|> in GPT-2's vocab.json + merges.txt.
 """
 import os
 import sys
@@ -150,11 +151,31 @@ def run(args):
             dump_hf_tokenizer(enc, target)
         else:
             dump_gpt2_bpe(enc, args.output, outputs[1])
+            notes.extend(_gpt2_notes(enc))
     summary = sys.stderr if args.output == "-" else sys.stdout
     for note in notes:
         sys.stderr.write("pybpe convert: note: %s\n" % note)
     summary.write("%s (%s) -> %s (%s)\n" % (tok.label, tok.describe(), " + ".join(outputs), fmt))
     return 0
+
+
+def _gpt2_notes(enc):
+    """What GPT-2's two files do not keep of `enc`: they hold no pattern
+    (readers take GPT-2's), and only entries spelled <|...|> read back as
+    special tokens."""
+    notes = []
+    if enc.pat_str != patterns.GPT2:
+        notes.append("GPT-2's files hold no pattern and are read with GPT-2's: this encoding's (%s) is not in "
+                     "them, so the IDs may differ; tokenizer.json keeps it" % _short(enc.pat_str))
+    plain = [s for s in enc.special_tokens if not (s.startswith("<|") and s.endswith("|>") and len(s) > 4)]
+    if plain:
+        notes.append("special token(s) %s are in vocab.json but read back as ordinary tokens (only <|...|> "
+                     "entries are special there); tokenizer.json keeps them special" % ", ".join(map(repr, plain)))
+    return notes
+
+
+def _short(text, limit=60):
+    return repr(text) if len(text) <= limit else repr(text[:limit]) + "..."
 
 
 def _same_output(a, b):
