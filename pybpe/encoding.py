@@ -152,6 +152,9 @@ class Encoding:
         published patterns it is then matched under a time bound, and a
         match that runs past it raises pybpe.PatternTimeout naming the source
         (pybpe/_bounded.py, docs/limits.md).  The loaders set it.
+      kept_when_skipping: special tokens that decode(skip_special_tokens=True)
+        keeps (a tokenizer.json's added tokens marked "special": false, such
+        as <think>, which HF keeps); the others are left out.
       piece_cache: bytes of the piece cache each thread gets (default
         1 MiB; 0 turns it off; also an attribute, which can be set).  On the
         C backend with a C scanner (the gpt2, cl100k and o200k patterns),
@@ -174,7 +177,8 @@ class Encoding:
     """
 
     def __init__(self, name, *, pat_str, mergeable_ranks, special_tokens, explicit_n_vocab=None,
-                 merges=None, lookup_whole_piece=None, backend=None, pattern_source=None, piece_cache=None):
+                 merges=None, lookup_whole_piece=None, backend=None, pattern_source=None, piece_cache=None,
+                 kept_when_skipping=()):
         _check_ranks(mergeable_ranks)
         _check_specials(special_tokens)
         if not isinstance(pat_str, str):
@@ -208,6 +212,14 @@ class Encoding:
         for text, i in self._special_tokens.items():
             self._decoder.setdefault(i, text.encode("utf-8"))
         self._special_token_values = set(self._special_tokens.values())
+        if isinstance(kept_when_skipping, str):
+            raise TypeError("kept_when_skipping must be a collection of str, not a single str")
+        self._kept_when_skipping = frozenset(kept_when_skipping)
+        unknown = self._kept_when_skipping - set(self._special_tokens)
+        if unknown:
+            raise ValueError("kept_when_skipping names tokens that are no special tokens: %s"
+                             % ", ".join(map(repr, sorted(unknown))))
+        self._skipped_values = {i for t, i in self._special_tokens.items() if t not in self._kept_when_skipping}
         self._bytes_by_id = None  # decoding's list, made at the first decode (_lookup_list)
         # What the default of encode and its kin (none allowed, all
         # disallowed) checks a text for: every special token, first by the
@@ -328,7 +340,8 @@ class Encoding:
         return {"name": self.name, "pat_str": self._pat_str, "mergeable_ranks": self._mergeable_ranks,
                 "special_tokens": self._special_tokens, "merges": self._merges,
                 "lookup_whole_piece": self._lookup_whole_piece, "backend": self._backend_name,
-                "pattern_source": self._pattern_source, "piece_cache": self._piece_cache}
+                "pattern_source": self._pattern_source, "piece_cache": self._piece_cache,
+                "kept_when_skipping": sorted(self._kept_when_skipping)}
 
     def __setstate__(self, state):
         self.__init__(state.pop("name"), **state)
@@ -966,7 +979,7 @@ class Encoding:
     def _without_specials(self, tokens):
         # A value that is no integer stays, for decode_bytes to refuse:
         # 50256.0 equals a special token's ID but must not vanish.
-        specials = self._special_token_values
+        specials = self._skipped_values
         return [t for t in _id_list(tokens) if t not in specials or not _is_integer(t)]
 
     def stream_decoder(self, errors="replace"):

@@ -545,7 +545,8 @@ def _hf_pattern(pre, path):
 # naming it; parts that cannot change them are accepted:
 #   - added_tokens[].normalized: which text an added token is matched in;
 #     with no normalizer (required below) that is the text itself.
-#   - added_tokens[].special: only decode(skip_special_tokens=...) reads it.
+#   - added_tokens[].special: only decode(skip_special_tokens=True) reads it
+#     (an added token marked false is kept: Encoding's kept_when_skipping).
 #   - ByteLevel's trim_offsets, and a ByteLevel post_processor: offsets only.
 #   - model.unk_token, when every single byte is a token (it is then never
 #     produced); model.fuse_unk likewise.
@@ -562,7 +563,8 @@ _ADDED_TOKEN_KEYS = {"id", "content", "single_word", "lstrip", "rstrip", "normal
 
 
 def _hf_added_tokens(added, path):
-    """{content: id} of tokenizer.json's added_tokens, or FormatError."""
+    """({content: id}, [content of those marked "special": false]) of
+    tokenizer.json's added_tokens, or FormatError."""
     if not isinstance(added, list):
         raise FormatError("%s: added_tokens must be a list" % path)
     specials, ids = {}, {}
@@ -588,7 +590,7 @@ def _hf_added_tokens(added, path):
                               % (path, k, i, ids[i], content))
         specials[content] = i
         ids[i] = content
-    return specials
+    return specials, [e["content"] for e in added if not e.get("special", False)]
 
 
 def load_hf_tokenizer(path, *, name=None, backend=None):
@@ -628,7 +630,7 @@ def _hf_encoding(doc, path, name, backend):
     if decoder is not None and not (isinstance(decoder, dict) and decoder.get("type") == "ByteLevel"):
         raise FormatError("%s: the decoder must be ByteLevel" % path)
     pat_str = _hf_pattern(doc.get("pre_tokenizer"), path)
-    specials = _hf_added_tokens(doc.get("added_tokens") or [], path)
+    specials, ordinary = _hf_added_tokens(doc.get("added_tokens") or [], path)
     for key in ("vocab", "merges"):  # HF refuses a model without either ("Missing vocab/merges")
         if key not in model:
             raise FormatError("%s: no model.%s" % (path, key))
@@ -648,7 +650,8 @@ def _hf_encoding(doc, path, name, backend):
     _check_special_ids(ranks, specials, path)
     return _build(path, name=name or os.path.splitext(os.path.basename(path))[0], pat_str=pat_str,
                   mergeable_ranks=ranks, special_tokens=specials, merges=merges,
-                  lookup_whole_piece=ignore_merges, backend=backend, pattern_source=path)
+                  lookup_whole_piece=ignore_merges, backend=backend, pattern_source=path,
+                  kept_when_skipping=ordinary)
 
 
 def dump_hf_tokenizer(enc, path):
@@ -678,7 +681,7 @@ def dump_hf_tokenizer(enc, path):
         "padding": None,
         "added_tokens": [
             {"id": i, "content": s, "single_word": False, "lstrip": False, "rstrip": False,
-             "normalized": False, "special": True}
+             "normalized": False, "special": s not in enc._kept_when_skipping}
             for s, i in sorted(enc.special_tokens.items(), key=lambda x: x[1])],
         "normalizer": None,
         "pre_tokenizer": pre,

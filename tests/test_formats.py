@@ -9,6 +9,7 @@ and failed writes leave the old file whole.
 import functools
 import json
 import os
+import pickle
 import random
 import tempfile
 
@@ -445,3 +446,36 @@ def test_hf_added_token_that_is_also_in_the_vocabulary(tmp_path, backend, added,
         ids = tok.encode(text).ids
         assert enc.encode(text, allowed_special="all") == ids, text
         assert enc.decode(ids) == tok.decode(ids, skip_special_tokens=False), text
+
+
+def test_hf_added_tokens_that_are_not_special_stay_when_skipping_special_tokens(tmp_path, backend):
+    # HF's decode(skip_special_tokens=True) leaves out the added tokens marked
+    # "special": true only; <think>-style tokens ("special": false) stay.
+    # pybpe left them all out.  Found by a fuzzing helper.
+    tokenizers = _hf()
+    from tokenizers import decoders, models, pre_tokenizers, trainers
+
+    tok = tokenizers.Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    tok.train_from_iterator(["hello world"] * 10, trainers.BpeTrainer(
+        vocab_size=280, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False))
+    tok.add_special_tokens(["<|endoftext|>"])
+    tok.add_tokens(["<think>"])
+    path = tmp_path / "t.json"
+    tok.save(str(path))
+    enc = load_hf_tokenizer(path, backend=backend)
+    texts = ["hello<think>world<|endoftext|>", "<think><|endoftext|><think>", "hello"]
+    for current in (enc, pickle.loads(pickle.dumps(enc))):
+        for text in texts:
+            ids = tok.encode(text).ids
+            assert current.encode(text, allowed_special="all") == ids
+            for skip in (False, True):
+                assert current.decode(ids, skip_special_tokens=skip) == tok.decode(ids, skip_special_tokens=skip)
+    again = tmp_path / "again.json"  # pybpe's export keeps the flags
+    dump_hf_tokenizer(enc, again)
+    hf2 = type(tok).from_file(str(again))
+    for text in texts:
+        ids = hf2.encode(text).ids
+        assert hf2.decode(ids, skip_special_tokens=True) == tok.decode(ids, skip_special_tokens=True)
+        assert load_hf_tokenizer(again).decode(ids, skip_special_tokens=True) == tok.decode(ids, skip_special_tokens=True)
