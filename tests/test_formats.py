@@ -419,6 +419,19 @@ def test_hf_split_reads_an_interval_followed_by_plus_as_oniguruma_does(tmp_path,
         assert enc.encode(text) == hf.encode(text).ids, text
 
 
+def _hf_byte_level(corpus, vocab_size):
+    # An HF byte-level BPE tokenizer trained on `corpus`, every byte a token.
+    tokenizers = _hf()
+    from tokenizers import decoders, models, pre_tokenizers, trainers
+
+    tok = tokenizers.Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    tok.train_from_iterator(corpus, trainers.BpeTrainer(
+        vocab_size=vocab_size, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False))
+    return tok
+
+
 @pytest.mark.parametrize("added, special", [(["hello"], False), (["é"], True), (["hello", "é", "<x>"], True)])
 def test_hf_added_token_that_is_also_in_the_vocabulary(tmp_path, backend, added, special):
     # HF gives an added token already in the vocabulary that entry's ID, and
@@ -426,14 +439,7 @@ def test_hf_added_token_that_is_also_in_the_vocabulary(tmp_path, backend, added,
     # "é" (byte 0xE9's spelling).  pybpe dropped the entry from the ranks, so
     # the file was refused ("b'hel' + b'lo' is not a token") or loaded and
     # then could not encode a text with byte 0xE9.  Found by a fuzzing helper.
-    tokenizers = _hf()
-    from tokenizers import decoders, models, pre_tokenizers, trainers
-
-    tok = tokenizers.Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    tok.train_from_iterator(["hello hello world"] * 10, trainers.BpeTrainer(
-        vocab_size=300, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False))
+    tok = _hf_byte_level(["hello hello world"] * 10, 300)
     (tok.add_special_tokens if special else tok.add_tokens)(added)
     path = tmp_path / "added.json"
     tok.save(str(path))
@@ -452,14 +458,7 @@ def test_hf_added_tokens_that_are_not_special_stay_when_skipping_special_tokens(
     # HF's decode(skip_special_tokens=True) leaves out the added tokens marked
     # "special": true only; <think>-style tokens ("special": false) stay.
     # pybpe left them all out.  Found by a fuzzing helper.
-    tokenizers = _hf()
-    from tokenizers import decoders, models, pre_tokenizers, trainers
-
-    tok = tokenizers.Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    tok.train_from_iterator(["hello world"] * 10, trainers.BpeTrainer(
-        vocab_size=280, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False))
+    tok = _hf_byte_level(["hello world"] * 10, 280)
     tok.add_special_tokens(["<|endoftext|>"])
     tok.add_tokens(["<think>"])
     path = tmp_path / "t.json"
