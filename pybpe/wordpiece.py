@@ -37,6 +37,7 @@ vocab.txt (load_vocab_txt / dump_vocab_txt) and Hugging Face's tokenizer.json
 with a WordPiece model (load_hf_wordpiece / dump_hf_wordpiece).
 """
 import json
+import operator
 import os
 import re
 import reprlib
@@ -272,18 +273,22 @@ class WordPieceTokenizer:
 
     def encode_batch(self, texts, *, add_special_tokens=False):
         """encode each text (greedy matching is dictionary lookups: no threads)."""
+        if isinstance(texts, (str, bytes)):
+            raise TypeError("texts must be a list of str, not a single %s (wrap it: [text])"
+                            % type(texts).__name__)
         return [self.encode(t, add_special_tokens=add_special_tokens) for t in texts]
 
     def decode(self, ids, *, skip_special_tokens=False):
         """IDs -> text: pieces joined with spaces, a continuation piece glued
         to the one before without its prefix.  An unknown ID decodes as
-        unk_token."""
+        unk_token.  NumPy integers and arrays are IDs too."""
         vocab, prefix = self._require_trained().vocab, self.prefix
         specials = set(self.special_tokens) if skip_special_tokens else ()
         out = []
         for index, i in enumerate(ids):
-            if isinstance(i, bool) or not isinstance(i, int):
+            if isinstance(i, bool) or not hasattr(i, "__index__"):
                 raise TypeError("ids[%d] must be an int token ID, not %s" % (index, type(i).__name__))
+            i = operator.index(i)
             token = vocab[i] if 0 <= i < len(vocab) else self.unk_token
             if token in specials:
                 continue
@@ -440,7 +445,7 @@ def load_vocab_txt(path, *, special_tokens=None, backend=None, **options):
         lines.pop()  # the final newline
     vocab = [line[:-1] if line.endswith("\r") else line for line in lines]
     for i, token in enumerate(vocab):
-        if not token.strip():
+        if all(ch in _bert._WHITE_SPACE for ch in token):  # (not str.strip: U+001C-U+001F are tokens)
             raise FormatError("%s:%d: an empty token" % (path, i + 1))
     if special_tokens is None:
         special_tokens = [t for t in DEFAULT_SPECIAL_TOKENS if t in vocab]

@@ -400,3 +400,42 @@ def test_wordpiece_command_errors(tmp_path):
     one.write_text("a b c\n")
     done = _pybpe("wordpiece", str(one))
     assert done.returncode == 2 and "no words to measure" in done.stderr
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_vocab_txt_keeps_tokens_of_characters_python_calls_space(tmp_path, backend):
+    # U+001C-U+001F are str.isspace() to Python but no White_Space to BERT
+    # (nor to Rust, which HF's loader trims with): a vocabulary trained with
+    # clean_text=False holds them as tokens, and load_vocab_txt refused the
+    # file dump_vocab_txt had just written ("an empty token").  Found by a
+    # fuzzing helper.
+    tok = WordPieceTokenizer(50, clean_text=False, backend=backend)
+    tok.train(["a\x1cb a\x1fb c\x1dd"])
+    assert "\x1c" in tok.vocab
+    path = tmp_path / "vocab.txt"
+    dump_vocab_txt(tok, path)
+    again = load_vocab_txt(path, clean_text=False, backend=backend)
+    assert again.vocab == tok.vocab
+    for text in ["a\x1cb", "c\x1dd a\x1fb", "\x1c\x1e"]:
+        assert again.encode(text) == tok.encode(text)
+    path.write_text("[PAD]\n[UNK]\n \u3000\na\n", encoding="utf-8")  # White_Space only: still no token
+    with pytest.raises(pybpe.FormatError, match=":3: an empty token"):
+        load_vocab_txt(path)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_batch_and_decode_take_what_the_other_classes_take(backend):
+    # encode_batch("hello") encoded each character as a text of its own, and
+    # decode refused NumPy IDs (found by a fuzzing helper); BPETokenizer and
+    # Encoding raise TypeError for the first and take the second.
+    numpy = pytest.importorskip("numpy")
+    tok = WordPieceTokenizer(60, backend=backend)
+    tok.train(["hello world, hello there"])
+    with pytest.raises(TypeError, match=r"wrap it: \[text\]"):
+        tok.encode_batch("hello")
+    ids = tok.encode("hello world")
+    for form in (numpy.array(ids), numpy.array(ids, dtype=numpy.uint32), [numpy.int64(i) for i in ids], tuple(ids)):
+        assert tok.decode(form) == tok.decode(ids) == "hello world"
+    for bad in ([1.0], [True], ["1"], numpy.array([1.0])):
+        with pytest.raises(TypeError):
+            tok.decode(bad)
