@@ -502,8 +502,8 @@ class BPETokenizer(Tokenizer):
         arrays) or padding_side ("right" / "left") the result is a dict
         {"input_ids", "attention_mask"}, as a Hugging Face tokenizer gives
         (pybpe/_batch.py; README "Model-ready batches").  Padding uses
-        pad_id, by default the tokenizer's <pad> (special_tokens=["<pad>",
-        "<bos>", "<eos>"]).  Without them the result is the plain list of ID
+        pad_id, by default the tokenizer's <pad>, else its <eos>
+        (special_tokens=["<pad>", "<bos>", "<eos>"]).  Without them the result is the plain list of ID
         lists."""
         options = dict(padding=padding, truncation=truncation, max_length=max_length, pad_id=pad_id,
                        add_special_tokens=add_special_tokens, return_attention_mask=return_attention_mask,
@@ -517,7 +517,8 @@ class BPETokenizer(Tokenizer):
             if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < size:
                 raise InvalidTokenError("%s=%r is not a token ID (this vocabulary has IDs 0..%d)"
                                         % (what, i, size - 1))
-        return _batch.shape(rows, bos_id=self.bos_id, eos_id=self.eos_id, default_pad_id=self.pad_id,
+        pad = self.pad_id if self.pad_id is not None else self.eos_id  # as Encoding.encode_batch
+        return _batch.shape(rows, bos_id=self.bos_id, eos_id=self.eos_id, default_pad_id=pad,
                             check_id=check_id, **options)
 
     @property

@@ -741,3 +741,21 @@ def test_a_special_token_spelled_like_a_regular_token_survives_every_format(back
             again = pybpe.load(tmp_path / args[0], backend=backend)
             for text in texts:
                 assert again.encode(text, allowed_special="all") == enc.encode(text, allowed_special="all"), text
+
+
+def test_without_a_pad_token_padding_takes_eos_in_both_classes(backend):
+    # _batch's rule: pad_id defaults to the tokenizer's <pad>, else its
+    # <eos>.  Encoding followed it; BPETokenizer raised "padding needs a pad
+    # token", so a tokenizer and its own to_encoding() disagreed on every
+    # padded batch (found by a fuzzing helper).
+    tok = trained(backend, "bytes-gpt2", special_tokens=["<eos>"])
+    enc = tok.to_encoding()
+    texts = ["the lowest widest", "naïve", ""]
+    for options in (dict(padding=True), dict(padding="max_length", max_length=9, truncation=True),
+                    dict(padding=True, add_special_tokens=True, padding_side="left")):
+        got = tok.encode_batch(texts, **options)
+        assert got == enc.encode_batch(texts, **options), options
+        assert got["input_ids"][1][-1 if options.get("padding_side") != "left" else 0] == tok.eos_id
+    bare = trained(backend, "bytes-gpt2", special_tokens=["<bos>"])
+    with pytest.raises(ValueError, match="padding needs a pad token"):
+        bare.encode_batch(texts, padding=True)
