@@ -422,15 +422,26 @@ def _gaps_kept(pattern):
 _INTERVAL = re.compile(r"\{\d+(?:,\d*)?\}")
 
 
+# Characters Oniguruma's \\w takes that the regex module's does not (Latin-1's
+# superscript digits and vulgar fractions), and the atoms that read otherwise.
+_ONIG_WORD_EXTRA = "\u00b2\u00b3\u00b9\u00bc\u00bd\u00be"
+_ONIG_ATOMS = {"^": "(?m:^)", "$": "(?m:$)", "\\Z": "(?=\\n?\\Z)",
+               "\\w": "[\\w%s]" % _ONIG_WORD_EXTRA, "\\W": "[^\\w%s]" % _ONIG_WORD_EXTRA}
+
+
 def _from_oniguruma(pattern):
     """`pattern` as the regex module must read it to cut as Oniguruma (HF's
-    engine) does: Oniguruma reads X{n,m}+ as (X{n,m})+, one or more runs of
-    X{n,m}, where the regex module reads a possessive X{n,m}.  Rewritten for
-    X a character, an escape (\\p{..} included) or a character class;
-    everything else is left as it is.
+    engine, Ruby syntax) does:
+    - X{n,m}+ is (X{n,m})+, one or more runs of X{n,m}, where the regex
+      module reads a possessive X{n,m} (rewritten for X a character, an
+      escape, \\p{..} included, or a character class);
+    - ^ and $ hold at every line, \\Z before a final newline too;
+    - \\w (in a class too) and \\W count ² ³ ¹ ¼ ½ ¾ as word characters.
+    Everything else is left as it is (\\W inside a class, a group before
+    {n,m}+; and Unicode tables differ between the two engines' versions).
 
-        >>> _from_oniguruma(r"\\p{N}{1,3}+|[a-z]{2}+|x")
-        '(?:\\\\p{N}{1,3})+|(?:[a-z]{2})+|x'
+        >>> _from_oniguruma(r"\\p{N}{1,3}+|[a-z]{2}+|x$")
+        '(?:\\\\p{N}{1,3})+|(?:[a-z]{2})+|x(?m:$)'
     """
     out, i, n = [], 0, len(pattern)
     while i < n:
@@ -457,12 +468,30 @@ def _from_oniguruma(pattern):
         else:
             i += 1
         atom = pattern[start:i]
+        if atom.startswith("["):
+            atom = _word_in_class(atom)
+        atom = _ONIG_ATOMS.get(atom, atom)
         interval = _INTERVAL.match(pattern, i)
         if atom not in ("(", "|", ")") and interval and pattern[interval.end():interval.end() + 1] == "+":
             out.append("(?:%s%s)+" % (atom, interval.group()))
             i = interval.end() + 1
         else:
             out.append(atom)
+    return "".join(out)
+
+
+def _word_in_class(body):
+    # A character class with Oniguruma's extra word characters after each \\w.
+    out, i = [], 0
+    while i < len(body):
+        if body[i] == "\\":
+            out.append(body[i:i + 2])
+            if body[i:i + 2] == "\\w":
+                out.append(_ONIG_WORD_EXTRA)
+            i += 2
+        else:
+            out.append(body[i])
+            i += 1
     return "".join(out)
 
 

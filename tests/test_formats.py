@@ -478,3 +478,19 @@ def test_hf_added_tokens_that_are_not_special_stay_when_skipping_special_tokens(
         ids = hf2.encode(text).ids
         assert hf2.decode(ids, skip_special_tokens=True) == tok.decode(ids, skip_special_tokens=True)
         assert load_hf_tokenizer(again).decode(ids, skip_special_tokens=True) == tok.decode(ids, skip_special_tokens=True)
+
+
+@pytest.mark.parametrize("pattern", [r"[a-z]+$|[a-z]|\W", r"^[a-z]+|[a-z]|\W", r"^\s+|\S+", r"[a-z]+\Z|[a-z]|\W",
+                                     r"\w+|\W", r"[\w.]+|[^\w.]", r"[a-z]+\z|[a-z]|\W"])
+def test_hf_split_reads_anchors_and_word_characters_as_oniguruma_does(tmp_path, backend, pattern):
+    # Oniguruma (HF's engine, Ruby syntax) takes ^ and $ at every line, \Z
+    # before a final newline too, and counts ² ³ ¹ ¼ ½ ¾ as word characters;
+    # the regex module does none of these, so the same Split pattern cut
+    # 'ab\ncd' or 'x²y' otherwise in pybpe.  Found by a fuzzing helper.
+    rng = random.Random(13)
+    texts = ["ab\ncd", "x²y ½", "aba\n", "\naa\n", " \n \na", ""] + [
+        "".join(rng.choice("ab \n\r²½.") for _ in range(rng.randint(1, 14))) for _ in range(300)]
+    hf, path = _train_hf_split(tmp_path, pattern, texts * 2)
+    enc = load_hf_tokenizer(path, backend=backend)
+    for text in texts:
+        assert enc.encode(text) == hf.encode(text).ids, text
