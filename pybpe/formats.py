@@ -31,6 +31,7 @@ import regex
 
 from . import _bounded, patterns
 from ._atomic import atomic_write, same_file
+from ._oniguruma import from_oniguruma, to_oniguruma
 from .core.spec.merge import byte_pair_merge
 from .encoding import Encoding
 from .errors import FormatError
@@ -390,21 +391,8 @@ def dump_gpt2_bpe(enc, vocab_path, merges_path):
 _WHOLE_TEXT = patterns.WHOLE_TEXT  # "no pre-tokenizer split": the whole text is one piece
 
 
-def _to_oniguruma(pattern):
-    """The spelling of `pattern` that HF's regex engine (Oniguruma) reads the
-    same way.  Oniguruma takes `{1,3}+` as "{1,3}, one or more times", not as
-    a possessive interval, so cl100k's `\\p{N}{1,3}+` would swallow any run of
-    digits.  Dropping the `+` is safe there: it ends its alternative, so
-    nothing after it could backtrack into it.
-
-        >>> _to_oniguruma(patterns.CL100K).count("{1,3}+")
-        0
-    """
-    return pattern.replace(r"\p{N}{1,3}+", r"\p{N}{1,3}")
-
-
 # HF spelling -> published spelling, so a round trip gives the preset back.
-_FROM_ONIGURUMA = {_to_oniguruma(p): p for p in (patterns.GPT2, patterns.CL100K, patterns.O200K)}
+_FROM_ONIGURUMA = {to_oniguruma(p): p for p in (patterns.GPT2, patterns.CL100K, patterns.O200K)}
 
 
 # Texts on which _isolated looks for an empty match: every kind of character
@@ -417,82 +405,6 @@ def _gaps_kept(pattern):
     # for a pattern that never matches the empty string: its matches, and
     # each run of text between two of them as one piece.
     return "(?:%s)|(?:(?!(?:%s))[\\s\\S])+" % (pattern, pattern)
-
-
-_INTERVAL = re.compile(r"\{\d+(?:,\d*)?\}")
-
-
-# Characters Oniguruma's \\w takes that the regex module's does not (Latin-1's
-# superscript digits and vulgar fractions), and the atoms that read otherwise.
-_ONIG_WORD_EXTRA = "\u00b2\u00b3\u00b9\u00bc\u00bd\u00be"
-_ONIG_ATOMS = {"^": "(?m:^)", "$": "(?m:$)", "\\Z": "(?=\\n?\\Z)",
-               "\\w": "[\\w%s]" % _ONIG_WORD_EXTRA, "\\W": "[^\\w%s]" % _ONIG_WORD_EXTRA}
-
-
-def _from_oniguruma(pattern):
-    """`pattern` as the regex module must read it to cut as Oniguruma (HF's
-    engine, Ruby syntax) does:
-    - X{n,m}+ is (X{n,m})+, one or more runs of X{n,m}, where the regex
-      module reads a possessive X{n,m} (rewritten for X a character, an
-      escape, \\p{..} included, or a character class);
-    - ^ and $ hold at every line, \\Z before a final newline too;
-    - \\w (in a class too) and \\W count ² ³ ¹ ¼ ½ ¾ as word characters.
-    Everything else is left as it is (\\W inside a class, a group before
-    {n,m}+; and Unicode tables differ between the two engines' versions).
-
-        >>> _from_oniguruma(r"\\p{N}{1,3}+|[a-z]{2}+|x$")
-        '(?:\\\\p{N}{1,3})+|(?:[a-z]{2})+|x(?m:$)'
-    """
-    out, i, n = [], 0, len(pattern)
-    while i < n:
-        start = i
-        if pattern[i] == "\\":
-            i += 2
-            if pattern[i - 1:i] in ("p", "P") and pattern[i:i + 1] == "{":
-                i = pattern.find("}", i) + 1 or n
-        elif pattern[i] == "[":
-            i += 1
-            if pattern[i:i + 1] == "^":
-                i += 1
-            if pattern[i:i + 1] == "]":
-                i += 1  # a ']' first is a member
-            depth = 1
-            while i < n and depth:
-                if pattern[i] == "\\":
-                    i += 1
-                elif pattern[i] == "[":
-                    depth += 1
-                elif pattern[i] == "]":
-                    depth -= 1
-                i += 1
-        else:
-            i += 1
-        atom = pattern[start:i]
-        if atom.startswith("["):
-            atom = _word_in_class(atom)
-        atom = _ONIG_ATOMS.get(atom, atom)
-        interval = _INTERVAL.match(pattern, i)
-        if atom not in ("(", "|", ")") and interval and pattern[interval.end():interval.end() + 1] == "+":
-            out.append("(?:%s%s)+" % (atom, interval.group()))
-            i = interval.end() + 1
-        else:
-            out.append(atom)
-    return "".join(out)
-
-
-def _word_in_class(body):
-    # A character class with Oniguruma's extra word characters after each \\w.
-    out, i = [], 0
-    while i < len(body):
-        if body[i] == "\\":
-            out.append(body[i:i + 2])
-            if body[i:i + 2] == "\\w":
-                out.append(_ONIG_WORD_EXTRA)
-            i += 2
-        else:
-            out.append(body[i])
-            i += 1
-    return "".join(out)
 
 
 def _isolated(pattern, path):
@@ -517,7 +429,7 @@ def _isolated(pattern, path):
     inner = pattern[3:3 + (len(pattern) - len(_gaps_kept(""))) // 2]
     if _gaps_kept(inner) == pattern:
         return pattern  # already the gap-keeping form (pybpe's export)
-    pattern = _from_oniguruma(pattern)
+    pattern = from_oniguruma(pattern)
     try:
         _bounded.check_pattern(pattern)
     except ValueError as exc:
@@ -701,7 +613,7 @@ def dump_hf_tokenizer(enc, path):
         pre = byte_level
     else:
         pre = {"type": "Sequence", "pretokenizers": [
-            {"type": "Split", "pattern": {"Regex": _to_oniguruma(enc.pat_str)}, "behavior": "Isolated",
+            {"type": "Split", "pattern": {"Regex": to_oniguruma(enc.pat_str)}, "behavior": "Isolated",
              "invert": False},
             byte_level]}
     doc = {
