@@ -9,7 +9,7 @@ spell a few things alike and read them otherwise:
 | X{n,m}+    | (X{n,m})+: runs of X{n,m}             | X{n,m}, possessive            |
 | ^ and $    | at every line                         | at the start / the end (or before a final newline) |
 | \\Z         | the end, or before a final newline    | the end only                  |
-| \\w, \\W     | ² ³ ¹ ¼ ½ ¾ are word characters       | they are not                  |
+| \\w, \\W     | ² ³ ¹ ¼ ½ ¾ are word characters, the zero-width joiners not | the other way round |
 
 from_oniguruma rewrites a pattern read from a tokenizer.json so that the
 regex module cuts as Oniguruma does; to_oniguruma rewrites one of pybpe's
@@ -29,18 +29,20 @@ both against `tokenizers` itself.
 import re
 
 # Oniguruma's \w holds these (Latin-1's superscript digits and fractions);
-# the regex module's does not.
+# the regex module's does not.  The regex module's holds the zero-width
+# non-joiner and joiner (Unicode's Join_Control); Oniguruma's does not.
+# (Measured over every code point assigned by Unicode 14, against tokenizers.)
 WORD_EXTRA = "\u00b2\u00b3\u00b9\u00bc\u00bd\u00be"
+WORD_JOINERS = "\u200c\u200d"
 
 _INTERVAL = re.compile(r"\{\d+(?:,\d*)?\}")
 
-# Atom -> what the regex module must read for Oniguruma's atom.
-_FROM = {"^": "(?m:^)", "$": "(?m:$)", "\\Z": "(?=\\n?\\Z)",
-         "\\w": "[\\w%s]" % WORD_EXTRA, "\\W": "[^\\w%s]" % WORD_EXTRA}
+# Atom -> what the regex module must read for Oniguruma's atom (\\w, \\W and
+# classes with \\w: _word).
+_FROM = {"^": "(?m:^)", "$": "(?m:$)", "\\Z": "(?=\\n?\\Z)"}
 
 # Atom -> what Oniguruma must read for the regex module's atom.
-_TO = {"^": "\\A", "$": "(?=\\n?\\z)", "\\Z": "\\z",
-       "\\w": "(?:(?![%s])\\w)" % WORD_EXTRA, "\\W": "(?:[%s]|\\W)" % WORD_EXTRA}
+_TO = {"^": "\\A", "$": "(?=\\n?\\z)", "\\Z": "\\z"}
 
 # from_oniguruma's own spellings, read back as the atoms they stand for.
 _BACK = {"(?m:^)": "^", "(?m:$)": "$", "(?=\\n?\\Z)": "\\Z"}
@@ -95,18 +97,35 @@ def _rewrite(pattern, atom_of, interval_of):
     return "".join(out)
 
 
+def _word(atom, add, remove):
+    """\\w, \\W or a class holding \\w as one engine reads it, spelled for the
+    other, whose \\w lacks the characters `add` and holds `remove` besides:
+    `add` joins each \\w, and a lookahead or an alternative takes `remove`
+    out again (unless the class names a character itself).  A round trip
+    through both spellings changes the text once, never the meaning."""
+    if atom == "\\w":
+        atom = "[\\w]"
+    elif atom == "\\W":
+        atom = "[^\\w]"
+    elif not (atom.startswith("[") and _has_word(atom)):
+        return None
+    head = "[^" if atom.startswith("[^") else "["
+    absent = "".join(c for c in add if c not in atom)  # (so that a round trip does not grow the class)
+    cls = head + "".join(a + absent if a == "\\w" else a for a, _ in _atoms(atom[len(head):-1])) + "]"
+    missing = "".join(c for c in remove if c not in atom)
+    if not missing:
+        return cls
+    if cls.startswith("[^"):
+        return "(?:[%s]|%s)" % (missing, cls)
+    return "(?:(?![%s])%s)" % (missing, cls)
+
+
 def from_oniguruma(pattern):
     """`pattern`, read by Oniguruma, spelled for the regex module."""
     def atom_of(atom):
-        if atom.startswith("[") and _has_word(atom):
-            return _word_class(atom)
-        return _FROM.get(atom, atom)
+        word = _word(atom, WORD_EXTRA, WORD_JOINERS)
+        return word if word is not None else _FROM.get(atom, atom)
     return _rewrite(pattern, atom_of, lambda atom, interval: "(?:%s%s)+" % (atom, interval))
-
-
-def _word_class(cls):
-    # The class with Oniguruma's extra word characters after each \w.
-    return "".join(atom + WORD_EXTRA if atom == "\\w" else atom for atom, _ in _atoms(cls))
 
 
 def to_oniguruma(pattern):
@@ -119,14 +138,8 @@ def to_oniguruma(pattern):
         pattern = pattern.replace(spelling, "\U0010ffff%s\U0010ffff" % atom)
 
     def atom_of(atom):
-        if atom.startswith("[") and _has_word(atom):
-            missing = "".join(c for c in WORD_EXTRA if c not in atom)
-            if not missing:
-                return atom
-            if atom.startswith("[^"):
-                return "(?:[%s]|%s)" % (missing, atom)
-            return "(?:(?![%s])%s)" % (missing, atom)
-        return _TO.get(atom, atom)
+        word = _word(atom, WORD_JOINERS, WORD_EXTRA)
+        return word if word is not None else _TO.get(atom, atom)
     parts = pattern.split("\U0010ffff")
     # Even parts are the regex module's; odd ones Oniguruma's atoms, kept.
     return "".join(part if k % 2 else _rewrite(part, atom_of, lambda atom, interval: "(?>%s%s)" % (atom, interval))

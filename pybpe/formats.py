@@ -413,8 +413,8 @@ def _isolated(pattern, path):
     HF keeps the text between two matches as a piece of its own, where
     findall (tiktoken's reading, which Encoding follows) drops it; so a
     pattern that is not known to match every character is read as
-    _gaps_kept(pattern), which is idempotent here (pybpe's own export of it
-    reads back the same).  A pattern that matches the empty string somewhere
+    _gaps_kept(pattern), unwrapped first when it is that already (pybpe's
+    own export of it), so a round trip never wraps it twice.  A pattern that matches the empty string somewhere
     is refused: HF cuts the text at an empty match and findall does not, and
     no pattern is known to give HF's cuts then.  The published patterns match
     every character and are given back as published.
@@ -428,7 +428,7 @@ def _isolated(pattern, path):
         return _FROM_ONIGURUMA[pattern]
     inner = pattern[3:3 + (len(pattern) - len(_gaps_kept(""))) // 2]
     if _gaps_kept(inner) == pattern:
-        return pattern  # already the gap-keeping form (pybpe's export)
+        pattern = inner  # already the gap-keeping form (pybpe's export): not wrapped twice
     pattern = from_oniguruma(pattern)
     try:
         _bounded.check_pattern(pattern)

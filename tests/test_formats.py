@@ -415,11 +415,17 @@ def test_hf_split_reads_an_interval_followed_by_plus_as_oniguruma_does(tmp_path,
         "".join(rng.choice("ab 0123456789x!\n") for _ in range(rng.randint(1, 25))) for _ in range(200)]
     hf, path = _train_hf_split(tmp_path, pattern, texts * 2)
     enc = load_hf_tokenizer(path, backend=backend)
-    again = tmp_path / "again.json"  # and pybpe's export of it cuts the same in HF
-    dump_hf_tokenizer(enc, again)
-    hf2 = type(hf).from_file(str(again))
+    # pybpe's export of it cuts the same in HF, and in pybpe, twice over
+    # (the pattern's spelling may change once, its meaning never)
+    readers = [enc]
+    for trip in ("again.json", "third.json"):
+        dump_hf_tokenizer(readers[-1], tmp_path / trip)
+        readers += [type(hf).from_file(str(tmp_path / trip)), load_hf_tokenizer(tmp_path / trip, backend=backend)]
     for text in texts:
-        assert enc.encode(text) == hf.encode(text).ids == hf2.encode(text).ids, text
+        want = hf.encode(text).ids
+        assert [r.encode(text) if isinstance(r, pybpe.Encoding) else r.encode(text).ids for r in readers] == \
+            [want] * len(readers), text
+    assert readers[2].pat_str == readers[4].pat_str
 
 
 def _hf_byte_level(corpus, vocab_size):
@@ -495,11 +501,17 @@ def test_hf_split_reads_anchors_and_word_characters_as_oniguruma_does(tmp_path, 
         "".join(rng.choice("ab \n\r²½.") for _ in range(rng.randint(1, 14))) for _ in range(300)]
     hf, path = _train_hf_split(tmp_path, pattern, texts * 2)
     enc = load_hf_tokenizer(path, backend=backend)
-    again = tmp_path / "again.json"  # and pybpe's export of it cuts the same in HF
-    dump_hf_tokenizer(enc, again)
-    hf2 = type(hf).from_file(str(again))
+    # pybpe's export of it cuts the same in HF, and in pybpe, twice over
+    # (the pattern's spelling may change once, its meaning never)
+    readers = [enc]
+    for trip in ("again.json", "third.json"):
+        dump_hf_tokenizer(readers[-1], tmp_path / trip)
+        readers += [type(hf).from_file(str(tmp_path / trip)), load_hf_tokenizer(tmp_path / trip, backend=backend)]
     for text in texts:
-        assert enc.encode(text) == hf.encode(text).ids == hf2.encode(text).ids, text
+        want = hf.encode(text).ids
+        assert [r.encode(text) if isinstance(r, pybpe.Encoding) else r.encode(text).ids for r in readers] == \
+            [want] * len(readers), text
+    assert readers[2].pat_str == readers[4].pat_str
 
 
 @pytest.mark.parametrize("pattern", [r" ?\w+| ?[^\w\s]+|\s+", r"\w+$|\W|\w", r"^\w+|[\w.]+|[^\w.]", r"\d{1,2}+|\D",
@@ -520,5 +532,10 @@ def test_hf_export_of_a_pattern_of_ones_own_cuts_as_in_pybpe(tmp_path, backend, 
     dump_hf_tokenizer(enc, path)
     hf = tokenizers.Tokenizer.from_file(str(path))
     again = load_hf_tokenizer(path, backend=backend)
+    dump_hf_tokenizer(again, tmp_path / "again.json")
+    hf2 = tokenizers.Tokenizer.from_file(str(tmp_path / "again.json"))
+    third = load_hf_tokenizer(tmp_path / "again.json", backend=backend)
     for text in texts:
-        assert hf.encode(text).ids == enc.encode(text) == again.encode(text), text
+        assert hf.encode(text).ids == enc.encode(text) == again.encode(text) == hf2.encode(text).ids \
+            == third.encode(text), text
+    assert third.pat_str == again.pat_str
