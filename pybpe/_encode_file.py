@@ -28,6 +28,10 @@ from ._atomic import atomic_output
 # Searched from the end (regex's reverse mode) to find the last such place.
 SAFE_CUT = regex.compile(r"(?r)(?<=[A-Za-z])(?= [A-Za-z])|(?<=\S\n)(?=[A-Za-z])")
 
+# Characters before new text that a safe cut there may need to see (its
+# lookbehind looks two back).
+_CUT_CONTEXT = 3
+
 # How often the progress line is redrawn, in seconds.
 _PROGRESS_EVERY = 0.25
 
@@ -63,37 +67,57 @@ def typecode(code, size):
 def _parts(f, separator, chunk_size, progress):
     """Yields (text, ends_document) from binary file f: whole documents, or
     a document in pieces cut at SAFE_CUT (ends_document False for all but the
-    last piece).  `progress(bytes_read)` is called after each read."""
+    last piece).  `progress(bytes_read)` is called after each read.
+
+    Each character is searched once for a separator and once for a safe cut,
+    and joined into the text it is yielded in once or twice: a long document
+    without a safe cut (minified JSON, CJK) is held in pieces, not searched
+    and copied whole again after every read."""
     decoder = codecs.getincrementaldecoder("utf-8")("strict")
     keep = len(separator) - 1 if separator else 0
-    buf = ""
+    pending, size = [], 0  # the current document's text not yet yielded, in pieces; its length
+    cut = 0                # the last safe cut found in it (0: none)
+    tail = ""              # its last characters: the context of a cut where new text begins
+    carry = ""             # the last `keep` characters read: maybe the start of a separator
     bytes_read = 0
     while True:
         raw = f.read(chunk_size)
         bytes_read += len(raw)
         progress(bytes_read)
-        buf += decoder.decode(raw, final=not raw)
+        text = carry + decoder.decode(raw, final=not raw)
+        start = 0
         if separator:
-            start = 0
             while True:
-                i = buf.find(separator, start)
+                i = text.find(separator, start)
                 if i < 0:
                     break
-                yield buf[start:i], True
+                pending.append(text[start:i])
+                yield "".join(pending), True
+                pending, size, cut, tail = [], 0, 0, ""
                 start = i + len(separator)
-            buf = buf[start:]
         if not raw:
-            if buf or not separator:
-                yield buf, True
+            rest = text[start:]
+            if size or rest or not separator:
+                pending.append(rest)
+                yield "".join(pending), True
             return
-        # Flush the current document up to its last safe cut, keeping a tail
-        # that might be the start of a separator.
-        limit = len(buf) - keep
-        if limit > chunk_size // 2:
-            match = SAFE_CUT.search(buf, 0, limit - 1)
-            if match and match.start() > 0:
-                yield buf[:match.start()], False
-                buf = buf[match.start():]
+        end = max(start, len(text) - keep)
+        new, carry = text[start:end], text[end:]
+        if not new:
+            continue
+        # The last safe cut in the new text, seen with the characters before
+        # it (none without a space or a newline: skip the slow search then).
+        match = SAFE_CUT.search(tail + new) if " " in new or "\n" in new else None
+        if match:
+            cut = max(cut, size - len(tail) + match.start())
+        pending.append(new)
+        size += len(new)
+        tail = (tail + new)[-_CUT_CONTEXT:]
+        # Flush the current document up to its last safe cut.
+        if size > chunk_size // 2 and cut > 0:
+            whole = "".join(pending)
+            yield whole[:cut], False
+            pending, size, cut = [whole[cut:]], size - cut, 0
 
 
 class _Progress:
