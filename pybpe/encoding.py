@@ -273,17 +273,20 @@ class Encoding:
         self._cache_bytes = size if self._compiled and self._preset is not None else 0
         self._caches = []
 
-    def _take_cache(self, caches):
+    def _take_cache(self, caches, size=None):
         # An idle cache from `caches` (self._caches, read once by the
         # caller), a new one, or None when caching is off.  Give it back with
         # _give_back(cache, caches).  list.pop and list.append are atomic, so
-        # two threads never hold one cache.
-        if not self._cache_bytes:
+        # two threads never hold one cache.  `size`: the bytes of a new one,
+        # when the caller read self._cache_bytes before (and must not find
+        # it off by now: _encode_shared).
+        size = self._cache_bytes if size is None else size
+        if not size:
             return None
         try:
             return caches.pop()
         except IndexError:
-            return self._table.new_cache(self._cache_bytes)
+            return self._table.new_cache(size)
 
     @staticmethod
     def _give_back(cache, caches):
@@ -715,14 +718,15 @@ class Encoding:
         num_threads = _workers.width(num_threads, len(texts))
         if num_threads <= 1 or not self._compiled:
             return self._encode_slice(texts)
-        if self._cache_bytes:
-            return self._encode_shared(texts, num_threads)
+        size = self._cache_bytes  # read once: another thread may set piece_cache meanwhile
+        if size:
+            return self._encode_shared(texts, num_threads, size=size)
         bounds = _slice_bounds([len(t) for t in texts], num_threads)
         slices = [texts[a:b] for a, b in zip(bounds, bounds[1:])]
         parts = _workers.run(self._encode_slice, slices, num_threads)
         return [ids for part in parts for ids in part]
 
-    def _encode_shared(self, texts, num_threads, static=False):
+    def _encode_shared(self, texts, num_threads, static=False, size=None):
         # encode_ordinary_batch on num_threads threads, each making one C
         # call over the whole batch that takes runs of texts from a shared
         # cursor (pybpe/core/native/ranks.py, SharedBatch), each through a
@@ -731,15 +735,17 @@ class Encoding:
         # done so far (holding the GIL, while the others go on encoding);
         # the rest are built once every worker is back.  `static`: the
         # fixed shares the C falls back to without atomics (for tests).
+        # `size`: the piece cache's bytes when the call began, which every
+        # worker's cache has, whatever piece_cache is set to meanwhile.
         utf8 = _unicode.utf8
+        caches, size = self._caches, size or self._cache_bytes or self._cache_sizes[0]
         batch = self._table._shared_batch([utf8(t) for t in texts], self._preset, num_threads, static)
         n = len(texts)
         result, built = [None] * n, [0]
         budget = max(1, sum(len(t) for t in texts) // _LEAD_SHARES)
 
         def work(worker):
-            caches = self._caches
-            cache = self._take_cache(caches)
+            cache = self._take_cache(caches, size)
             try:
                 if worker:
                     batch.work(worker, cache)

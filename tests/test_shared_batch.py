@@ -199,3 +199,24 @@ def test_shared_batch_checks_its_arguments():
     assert call([5, 10]) == lib.BPE_OK
     assert lib.bpe_batch_ready(share, ends, 0) == 2 and list(ends) == [1, 6]
     assert [out[0], out[5]] == [31373, 6894]
+
+
+@needs_c
+@pytest.mark.parametrize("size", [0, 1 << 16])
+def test_the_piece_cache_changed_during_a_batch_does_not_break_it(four_cpus, monkeypatch, size):
+    # The shared path is taken when the call starts with a piece cache; a
+    # worker then took its cache by the setting of the moment, and another
+    # thread's enc.piece_cache = 0 in between handed C a None (TypeError, 4
+    # batches in 30; found by a fuzzing helper).  The batch keeps the
+    # setting it started with; here the change lands between the two.
+    enc, ref = fresh("cl100k_base"), fresh("cl100k_base", 0)
+    docs = documents(3)
+    want = [ref.encode_ordinary(d) for d in docs]
+    take = enc._take_cache
+
+    def changed_first(*args):
+        enc.piece_cache = size
+        return take(*args)
+    monkeypatch.setattr(enc, "_take_cache", changed_first)
+    assert enc.encode_ordinary_batch(docs, num_threads=2) == want
+    assert enc.piece_cache == size
