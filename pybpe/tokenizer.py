@@ -111,10 +111,12 @@ class BPETokenizer(Tokenizer):
                    lowercase=False, special_tokens=(), backend=None, legacy=False):
         # The constructor's work; legacy=True takes a model file's or a
         # pickle's options as they were written (see Flavour).
-        self.target_vocab_size = _check_count("vocab_size", vocab_size, minimum=0)
-        self.min_frequency = _check_count("min_frequency", min_frequency, minimum=1)
+        # (The cores' own limits, checked here so both backends say the same.)
+        self.target_vocab_size = _check_count("vocab_size", vocab_size, minimum=0, maximum=_MAX_COUNT)
+        self.min_frequency = _check_count("min_frequency", min_frequency, minimum=1, maximum=_MAX_COUNT)
         self.max_token_length = (None if max_token_length is None
-                                 else _check_count("max_token_length", max_token_length, minimum=1))
+                                 else _check_count("max_token_length", max_token_length, minimum=1,
+                                                   maximum=2**32 - 1))
         self.flavour = Flavour(pretokenizer=pretokenizer, regex=regex, end_of_word=end_of_word, marker=marker,
                                byte_level=byte_level, lowercase=lowercase, legacy=legacy)
         self.special_tokens = _check_specials(special_tokens)

@@ -735,3 +735,48 @@ def test_convert_to_gpt2_files_says_what_they_cannot_hold_and_reads_back(tmp_pat
         if name == "gpt2":  # the pattern travelled: the same IDs
             for text in texts:
                 assert again.encode_ordinary(text) == tok.encode(text), (name, text)
+
+
+def test_numbers_out_of_range_are_usage_errors(tmp_path):
+    # --vocab-size past 2**64 - 1, or negative for demo, reached the core
+    # and came out as "internal error", exit code 3 (found by a fuzzing
+    # helper): they are the command line's fault.
+    corpus = tmp_path / "c.txt"
+    corpus.write_text(CORPUS, encoding="utf-8")
+    huge = str(2**64)
+    for args in (["train", corpus, "-o", tmp_path / "x.json", "--vocab-size", huge],
+                 ["train", corpus, "-o", tmp_path / "x.json", "--min-frequency", huge],
+                 ["train", corpus, "-o", tmp_path / "x.json", "--max-token-length", str(2**32)],
+                 ["demo", "--vocab-size", "-3"], ["demo", "--vocab-size", huge],
+                 ["bench", corpus, "--rounds", "1", "--vocab-size", huge]):
+        err = run(*args, check=1).stderr.decode()
+        assert "vocab_size" in err or "min_frequency" in err or "max_token_length" in err, (args, err)
+    assert not (tmp_path / "x.json").exists()
+
+
+@pytest.mark.parametrize("options, problem", [
+    (dict(vocab_size=2**64), "vocab_size must be <= 18446744073709551615"),
+    (dict(min_frequency=2**64), "min_frequency must be <= 18446744073709551615"),
+    (dict(max_token_length=2**32), "max_token_length must be <= 4294967295"),
+])
+def test_counts_past_the_cores_limits_are_refused_when_made(options, problem):
+    # They were refused only by train(), in each core's own words
+    # ("max_token_units must be in 0..4294967295" from C, "..2**32-1" from
+    # Python).
+    for backend in BACKENDS:
+        with pytest.raises(ValueError, match=problem):
+            pybpe.BPETokenizer(backend=backend, **options)
+
+
+def test_a_model_name_names_the_tokenizer_as_the_first_argument_too(tmp_path):
+    # -e gpt-4o worked, the first argument gpt-4o did not ("no tokenizer file
+    # or encoding named 'gpt-4o'"), though the error for -e says a model name
+    # will do (found by a fuzzing helper).
+    text = tmp_path / "t.txt"
+    text.write_text(HELDOUT, encoding="utf-8")
+    assert ok("encode", "gpt-4o", "hello world").stdout == ok("encode", "-e", "gpt-4o", "hello world").stdout \
+        == ok("encode", "o200k_base", "hello world").stdout
+    assert ok("count", "gpt-4", text).stdout == ok("count", "-e", "cl100k_base", text).stdout
+    assert b"o200k_base" in ok("inspect", "gpt-4o").stdout
+    err = run("encode", "gpt-9000-turbo", "hi", check=2).stderr.decode()
+    assert "no tokenizer file or encoding named 'gpt-9000-turbo'" in err

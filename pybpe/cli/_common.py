@@ -81,6 +81,18 @@ def resolve_encoding_name(name):
                          % (name, ", ".join(encoding_names()))) from None
 
 
+def _is_model_name(name):
+    # Whether `name` is an OpenAI model's (gpt-4o, text-davinci-003...), which
+    # names its encoding wherever an encoding name does.
+    from ..model import encoding_name_for_model
+
+    try:
+        encoding_name_for_model(name)
+    except KeyError:
+        return False
+    return True
+
+
 def load_tokenizer(path, backend):
     """The tokenizer in file `path` (pybpe.load), as a Tok."""
     from .. import load
@@ -115,7 +127,7 @@ def tokenizer_from_args(args, positionals):
     if not positionals:
         raise UsageError("name a tokenizer: -t MODEL, --encoding NAME, or a first argument such as gpt2")
     first, rest = positionals[0], positionals[1:]
-    is_name = first in encoding_names()
+    is_name = first in encoding_names() or _is_model_name(first)
     is_file = os.path.exists(first)
     if is_name and is_file:
         raise UsageError("%r is both an encoding name and a file here: say -t %s or --encoding %s"
@@ -128,8 +140,8 @@ def tokenizer_from_args(args, positionals):
         except FormatError as exc:
             raise InputError("%s (without -t or --encoding, the first argument names the tokenizer)"
                              % exc) from None
-    raise InputError("no tokenizer file or encoding named %r (encodings: %s); name one with -t MODEL or "
-                     "--encoding NAME" % (first, ", ".join(encoding_names())))
+    raise InputError("no tokenizer file or encoding named %r (encodings: %s, or a model name such as gpt-4o); "
+                     "name one with -t MODEL or --encoding NAME" % (first, ", ".join(encoding_names())))
 
 
 def encoding(name, backend):

@@ -57,6 +57,10 @@ def _best(rounds, fn):
 def run(args):
     if args.rounds < 1:
         raise UsageError("--rounds must be at least 1")
+    try:
+        BPETokenizer(vocab_size=args.vocab_size, backend=args.backend)  # its options, checked before any work
+    except (TypeError, ValueError) as exc:
+        raise UsageError(str(exc)) from None
     text = read_text(args.file)
     size = len(text.encode("utf-8"))
     toks = [load_tokenizer(path, args.backend) for path in args.tokenizer]
@@ -78,7 +82,7 @@ def run(args):
         trained = [None]
 
         def train():
-            trained[0] = BPETokenizer(vocab_size=args.vocab_size, backend=args.backend)
+            trained[0] = BPETokenizer(vocab_size=args.vocab_size, backend=args.backend)  # (checked in run)
             trained[0].train(lines)
 
         seconds, _ = _best(args.rounds, train)

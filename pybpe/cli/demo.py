@@ -8,6 +8,7 @@ import os
 import time
 
 from .. import BPETokenizer
+from ._common import UsageError
 
 BUNDLED_CORPUS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data", "hamlet.txt")
 DEMO_LINE = "To be, or not to be, that is the question: whether 'tis nobler in the mind to suffer"
@@ -38,7 +39,10 @@ def _show_tokens(tok, ids):
 
 
 def run(args):
-    tok = BPETokenizer(vocab_size=args.vocab_size, backend=args.backend)
+    try:
+        tok = BPETokenizer(vocab_size=args.vocab_size, backend=args.backend)
+    except (TypeError, ValueError) as exc:
+        raise UsageError(str(exc)) from None
     with open(BUNDLED_CORPUS, encoding="utf-8") as f:
         text = f.read()
     start = time.perf_counter()
