@@ -320,12 +320,14 @@ class BPETokenizer(Tokenizer):
                 _check_count("frequency of word %r" % (word,), freq, minimum=0, maximum=_MAX_COUNT)
         if self.flavour.byte_level:  # tiktoken's surrogate rule, as for text (equal words add up)
             words = [_unicode.fix_surrogates(w) for w in words]
-        special_re = self._specials_pattern()
-        if special_re is not None and special_re.search("\n".join(words)):
+        special_re, lowercase = self._specials_pattern(), self.flavour.lowercase
+        if lowercase or (special_re is not None and special_re.search("\n".join(words))):
             # Special tokens are never trained on: a word is cut where one
-            # occurs, as train cuts a text (pieces of equal words add up).
+            # occurs, as train cuts a text, and lowercase=True lowercases it
+            # as train does (pieces of equal words add up).
             cut = [(piece, freq) for word, freq in zip(words, freqs)
-                   for piece in special_re.split(word) if piece]
+                   for piece in (_cut_specials(special_re, [word], lowercase) if special_re is not None
+                                 else [word.lower()]) if piece]
             words, freqs = [w for w, _ in cut], [f for _, f in cut]
         counter = self._core.WordCounter()
         counter.add_words(words, freqs)

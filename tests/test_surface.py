@@ -759,3 +759,27 @@ def test_without_a_pad_token_padding_takes_eos_in_both_classes(backend):
     bare = trained(backend, "bytes-gpt2", special_tokens=["<bos>"])
     with pytest.raises(ValueError, match="padding needs a pad token"):
         bare.encode_batch(texts, padding=True)
+
+
+@pytest.mark.parametrize("name", sorted(FLAVOURS))
+def test_train_from_counts_lowercases_as_train_does(backend, name):
+    # lowercase=True lowercased the text given to train but not the words
+    # given to train_from_counts, so counts made elsewhere spent merges on
+    # tokens with capitals that encode (which lowercases) never makes (found
+    # by a fuzzing helper).  Words equal once lowercased add up.
+    options = dict(FLAVOURS[name], lowercase=True, special_tokens=["<s>"])
+
+    def trained(counts):
+        tok = pybpe.BPETokenizer(vocab_size=300, backend=backend, **options)
+        tok.train_from_counts(counts)
+        return tok
+    raw = trained({"AB": 2, "ab": 1, "Low": 3, "LOW<S>": 2, "lower": 1})
+    lowered = trained({"ab": 3, "low": 5, "lower": 1})
+    assert raw.merges == lowered.merges and raw.vocab == lowered.vocab
+    assert all(bytes(a + b).lower() == bytes(a + b) if isinstance(a, bytes) else (a + b).lower() == a + b
+               for a, b in raw.merges), raw.merges
+    # counts made with the same options are training on the text
+    texts = ["AB AB ab Low LOW<S>x", "<s>lower"] * 3
+    direct = pybpe.BPETokenizer(vocab_size=300, backend=backend, **options)
+    direct.train(texts)
+    assert trained(pybpe.count_words(texts, **options)).merges == direct.merges
