@@ -413,11 +413,13 @@ def _isolated(pattern, path):
     HF keeps the text between two matches as a piece of its own, where
     findall (tiktoken's reading, which Encoding follows) drops it; so a
     pattern that is not known to match every character is read as
-    _gaps_kept(pattern), unwrapped first when it is that already (pybpe's
-    own export of it), so a round trip never wraps it twice.  A pattern that matches the empty string somewhere
-    is refused: HF cuts the text at an empty match and findall does not, and
-    no pattern is known to give HF's cuts then.  The published patterns match
-    every character and are given back as published.
+    _gaps_kept(pattern), in the regex module's spelling (from_oniguruma).
+    It is unwrapped first when it is that form already (pybpe's own export),
+    so a round trip never wraps it twice.  A pattern that matches the empty
+    string somewhere is refused: HF cuts the text at an empty match and
+    findall does not, and no pattern is known to give HF's cuts then.  The
+    published patterns match every character and are given back as
+    published.
 
         >>> _isolated(r"\\d", "t.json") == _gaps_kept(r"\\d")
         True
