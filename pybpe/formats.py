@@ -391,8 +391,11 @@ def dump_gpt2_bpe(enc, vocab_path, merges_path):
 _WHOLE_TEXT = patterns.WHOLE_TEXT  # "no pre-tokenizer split": the whole text is one piece
 
 
-# HF spelling -> published spelling, so a round trip gives the preset back.
-_FROM_ONIGURUMA = {to_oniguruma(p): p for p in (patterns.GPT2, patterns.CL100K, patterns.O200K)}
+# HF spelling -> published spelling, so a round trip gives the preset back
+# (and its C scanner).  Two spellings each: to_oniguruma's, and the one pybpe
+# wrote before it (cl100k's \s++$ as it is, which after \s++ means the same).
+_FROM_ONIGURUMA = {spelling: p for p in (patterns.GPT2, patterns.CL100K, patterns.O200K)
+                   for spelling in (to_oniguruma(p), p.replace(r"\p{N}{1,3}+", r"\p{N}{1,3}"))}
 
 
 # Texts on which _isolated looks for an empty match: every kind of character

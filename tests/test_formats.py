@@ -207,6 +207,23 @@ def test_hf_round_trip_in_pybpe(tmp_path, backend, name):
     assert loaded.encode(text, allowed_special="all") == enc.encode(text, allowed_special="all")
 
 
+@pytest.mark.parametrize("preset", [patterns.GPT2, patterns.CL100K, patterns.O200K])
+def test_hf_files_of_every_spelling_of_a_preset_get_its_scanner(tmp_path, preset):
+    # pybpe's writer spelled cl100k's \s++$ as it is until 2026-12-06, and
+    # spells it (?=\n?\z) since (the two mean the same after \s++): files
+    # of either spelling are the preset, on its C scanner, not a pattern of
+    # their own run by the regex module.
+    enc = Encoding("t", pat_str=preset, mergeable_ranks={bytes([b]): b for b in range(256)}, special_tokens={})
+    path = tmp_path / "tokenizer.json"
+    dump_hf_tokenizer(enc, path)
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    split = doc["pre_tokenizer"]["pretokenizers"][0]["pattern"]
+    for spelling in {split["Regex"], preset.replace(r"\p{N}{1,3}+", r"\p{N}{1,3}")}:
+        split["Regex"] = spelling
+        path.write_text(json.dumps(doc), encoding="utf-8")
+        assert load_hf_tokenizer(path).pat_str == preset, spelling
+
+
 _chars = st.characters(exclude_categories=("Cs",))
 
 
