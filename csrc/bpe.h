@@ -18,7 +18,7 @@
  *     word counting, initial symbols, the initial word table), encode_text.c
  *     (one-call text encoding for BPETokenizer), pretok.c (the gpt2 / cl100k
  *     / o200k scanners, with Unicode tables), ranks.c (tiktoken's
- *     rank-table merging) and piece_cache.c (ranks.c's piece cache, which
+ *     rank-table merging, with ranks_build.c and ranks_merge.c) and piece_cache.c (ranks.c's piece cache, which
  *     lives across calls).  Its private helpers (UTF-8, the str.split()
  *     scanner) are in text_internal.h, the cache's in piece_cache.h.  It is
  *     built on this header.

@@ -52,7 +52,7 @@ static inline uint64_t bpe__pair_key(uint32_t left, uint32_t right)
 
 /* 2^64 / golden ratio, odd: the step splitmix64 adds each round, used to
  * fold a length into a hash so strings of equal content hash but unequal
- * length part (ranks.c's table build, text_internal.h's word hash). */
+ * length part (ranks_build.c's table build, text_internal.h's word hash). */
 #define BPE__GOLDEN64 UINT64_C(0x9e3779b97f4a7c15)
 
 /* A 64-bit multiply-xorshift mix (splitmix64's finalizer): every input bit

@@ -111,7 +111,7 @@
  * call still merged, ~600 of them seen in an earlier call but too long
  * (65+ bytes) or with too many IDs to be held, ~400 new sentences, ~75 KB in
  * all and ~55% of the time (perf: the short merge loop and the pair table).
- * ranks.c now cuts such pieces where no merge can cross (rk_merge_cut, with
+ * ranks_merge.c now cuts such pieces where no merge can cross (bpe__ranks_merge_cut, with
  * the proof) and asks this cache about each unit; an entry's `merged` flag
  * keeps units from taking the whole-piece rule's answer.  encode_to_numpy,
  * CPU-time medians of 3 alternating processes: gpt2 72.3 -> 154.6 MB/s,

@@ -82,7 +82,7 @@
 /* merged, in each entry: 1 when its IDs are what merging the piece gives,
  * 0 when they are only the whole-piece rule's answer (one ID: the piece is
  * a token).  The two differ for a token that merging its own bytes does not
- * reach; ranks.c's pieces cut into units (rk_encode_unit) must have the
+ * reach; ranks_merge.c's pieces cut into units (rk_encode_unit) must have the
  * merged answer, so they trust a one-ID entry only when it says merged. */
 typedef struct {
     uint64_t head;           /* the token's bytes, zero-padded */

@@ -14,7 +14,9 @@
  * For Encoding (the tiktoken side), and for counter.c's pieces:
  *   - pretok.c: the gpt2 / cl100k / o200k pre-tokenizers, with Unicode's
  *     character classes (unicode_tables.inc).
- *   - ranks.c: rank tables and tiktoken's merge rule, on pieces of text.
+ *   - ranks.c: rank tables and tiktoken's merge rule, on pieces of text;
+ *     the table is built by ranks_build.c, pieces no cache knows are
+ *     merged by ranks_merge.c (ranks_internal.h: what the three share).
  *   - piece_cache.c: what ranks.c learns about pieces, kept across calls.
  * Text arrives as UTF-8, in batches, as Python's str.encode("utf-8",
  * "surrogatepass") writes it, so lone surrogates are ordinary characters.
@@ -309,7 +311,7 @@ size_t bpe_piece_cache_bytes(const bpe_piece_cache *cache);
 /* Counters (since the cache was made), for tests and measurements: */
 #define BPE_PIECE_CACHE_TOKEN_LOOKUPS 0 /* pieces the cache did not know, found in the token table */
 #define BPE_PIECE_CACHE_MERGES 1        /* pieces the cache did not know, merged */
-#define BPE_PIECE_CACHE_UNIT_MERGES 2   /* units of such pieces merged (ranks.c's rk_encode_unit) */
+#define BPE_PIECE_CACHE_UNIT_MERGES 2   /* units of such pieces merged (ranks_merge.c's rk_encode_unit) */
 #define BPE_PIECE_CACHE_NSTATS 3
 uint64_t bpe_piece_cache_stat(const bpe_piece_cache *cache, int which);
 

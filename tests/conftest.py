@@ -107,7 +107,7 @@ def c_scanners():
 
 def naive_pair_count(ranks):
     """Entries of tiktoken's pair table: one per token of two bytes or more
-    that merging its own bytes makes (csrc/ranks.c, REACHED PAIRS)."""
+    that merging its own bytes makes (csrc/ranks_build.c, REACHED PAIRS)."""
     return sum(1 for t in ranks if len(t) >= 2 and naive_merge(t, ranks) == [t])
 
 

@@ -24,7 +24,7 @@ LAYERS = {
     "core": {"bpe.h", "internal.h", "symtab.c", "words.c", "trainer.c", "merge.h", "merge.c", "merger.c",
              "pairmap.c", "util.c", "wordpiece.c", "train_core.h"},
     "text": {"text.h", "text_internal.h", "counter.c", "encode_text.c", "pretok.c", "unicode_tables.inc",
-             "ranks.c", "piece_cache.h", "piece_cache.c"},
+             "ranks.c", "ranks_internal.h", "ranks_build.c", "ranks_merge.c", "piece_cache.h", "piece_cache.c"},
     "py": {"py/idlists.h", "py/idlists.c"},
     # Not the library: pybpe._pylists, a CPython extension of its own (a cffi
     # function cannot return a Python object); it includes only <Python.h>
@@ -42,6 +42,7 @@ MAY_INCLUDE = {
 }
 # The files that must say in their opening comment that they are text level.
 SAYS_TEXT_LEVEL = {"text.h", "text_internal.h", "counter.c", "encode_text.c", "pretok.c", "ranks.c",
+                   "ranks_internal.h", "ranks_build.c", "ranks_merge.c",
                    "piece_cache.h", "piece_cache.c"}
 
 pytestmark = pytest.mark.skipif(not (CSRC / "bpe.h").is_file(),

@@ -3,11 +3,11 @@ pattern read from a file cannot backtrack for ever.
 
 Building an Encoding was O(L^2) in its longest token on the C backend (every
 split point of every token hashed both halves: a 100 KB token took 11.5 s).
-It is now linear in the total bytes of all tokens (csrc/ranks.c,
+It is now linear in the total bytes of all tokens (csrc/ranks_build.c,
 rk_build_split_pairs); the tests time a 1 MB token and the growth from 1 MB
 to 2 MB, and check the pair table it builds against a direct count on
 vocabularies full of tokens nested in each other (one pair per token that
-merging makes, REACHED PAIRS in ranks.c).
+merging makes, REACHED PAIRS in ranks_build.c).
 """
 import random
 import time

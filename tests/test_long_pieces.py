@@ -206,7 +206,7 @@ def test_odd_rank_order_runs(vocab, backend):
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_tokens_longer_than_a_window(backend):
     # Long pieces without runs are merged in windows of a few dozen bytes
-    # whose meeting parts are checked (csrc/ranks.c: rk_merge_windows).
+    # whose meeting parts are checked (csrc/ranks_merge.c: rk_merge_windows).
     # Here tokens double up to 128 bytes ("ab" * 64), so two neighbours no
     # longer fit a window: the C core must fall back to the heap, exactly.
     ranks = {b"a": 0, b"b": 1, b"c": 2}
@@ -266,7 +266,7 @@ def test_random_vocab_hypothesis(ranks, merges, runs):
 
 @pytest.mark.parametrize("name", ["gpt2", "cl100k_base", "o200k_base"])
 def test_random_letters_many_seeds(name):
-    # Long pieces without runs go to the windows (csrc/ranks.c:
+    # Long pieces without runs go to the windows (csrc/ranks_merge.c:
     # rk_merge_windows), which end where a part is least likely to straddle
     # the cut (rk_window_end): every seed and length moves the cuts.
     table, tik = _table(name, FASTEST), _tik(name)
@@ -286,7 +286,7 @@ def test_random_letters_many_seeds(name):
 
 
 def test_window_end_is_the_least_eager_place():
-    # The Python twin's rule for where a window ends (csrc/ranks.c's
+    # The Python twin's rule for where a window ends (csrc/ranks_merge.c's
     # rk_window_end does the same): among the places WINDOW - _CUT_SPAN ..
     # WINDOW that start a character, the pair of bytes with the highest
     # priority (none: highest), the last of equals.
@@ -336,7 +336,7 @@ def _dense_vocab(draw):
 @given(ranks=_dense_vocab(), base=st.sampled_from([0, 2 ** 24 - 12, 2 ** 31 - 12, 2 ** 32 - 40]),
        data=st.data())
 def test_windows_keys_hold_every_rank_hypothesis(ranks, base, data):
-    # The windows' merge loop (csrc/ranks.c: rk_merge_small) packs a pair's
+    # The windows' merge loop (csrc/ranks_merge.c: rk_merge_small) packs a pair's
     # priority and its place into one key: ranks either side of 2^24 and
     # 2^31 and near the top of 32 bits must still order as ranks, ties
     # leftmost.  Three letters, so ties ("abab", "aaa") are common.

@@ -329,7 +329,7 @@ def test_spilled_lookalikes_keep_their_own_ids(name, size):
 # -- long pieces cut into units ------------------------------------------------------------
 # The C cuts a piece the caches do not know (17-4,096 bytes) between two bytes
 # no token holds side by side, where no merge can cross, and asks the piece
-# cache about each unit (csrc/ranks.c, rk_merge_cut): a new CJK sentence made
+# cache about each unit (csrc/ranks_merge.c, bpe__ranks_merge_cut): a new CJK sentence made
 # of known words merges nothing.  A unit takes merging's answer, never the
 # whole-piece rule's.
 

@@ -1,4 +1,4 @@
-"""Long pieces cut where no token occurrence spans the cut (csrc/ranks.c, rk_merge_cut).
+"""Long pieces cut where no token occurrence spans the cut (csrc/ranks_merge.c, bpe__ranks_merge_cut).
 
 The C core cuts a long piece (17-4,096 bytes) at places p that no
 occurrence of a vocabulary token inside the piece covers -- no token

@@ -7,7 +7,8 @@
  * NULL-safe frees.
  * The Python suite (tests/test_encoding.py) checks parity with tiktoken.
  * Build: cc -std=c99 -pedantic -Wall -Wextra -Icsrc csrc/tests/test_ranks.c
- *        csrc/ranks.c csrc/pretok.c
+ *        csrc/ranks.c csrc/ranks_build.c csrc/ranks_merge.c csrc/pretok.c ...
+ *        (make ctest builds it with every file of csrc/)
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -12,7 +12,7 @@ runs on both:
     merger.py       csrc/merger.c       Merger: listing 065, by applicable rank
     counter.py      csrc/counter.c      WordCounter, initial symbols of words
     encode_text.py  csrc/encode_text.c  a whole text -> IDs in one call
-    ranks.py        csrc/ranks.c        RankTable (tiktoken's rule), split
+    ranks.py        csrc/ranks*.c       RankTable (tiktoken's rule), split
                                         (csrc/pretok.c's presets)
     merge.py        csrc/merge.h, .c    byte_pair_merge: lowest priority first (both rules)
     common.py       (bpe.h, internal.h) NO_SYMBOL, COMPILED, argument checks

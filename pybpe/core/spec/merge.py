@@ -28,7 +28,7 @@ __all__ = ["HEAP_THRESHOLD", "RUNS_SHARE", "byte_pair_merge", "merge_linear", "m
 HEAP_THRESHOLD = 100
 
 # A long sequence of at most len / RUNS_SHARE runs of one repeated part is
-# merged by merge_runs (csrc/ranks.c: RK_RUNS_SHARE, the same test).
+# merged by merge_runs (csrc/ranks_merge.c: RK_RUNS_SHARE, the same test).
 RUNS_SHARE = 4
 
 # Above every merge priority (priorities are ints).
@@ -193,7 +193,7 @@ def merge_heap(parts, rule, born=False):
 
 def few_runs(parts):
     """Whether `parts` is long and made of few runs of one repeated part,
-    the pieces merge_runs is for (csrc/ranks.c: rk_merge_piece's test)."""
+    the pieces merge_runs is for (csrc/ranks_merge.c: rk_merge_piece's test)."""
     n = len(parts)
     if n < HEAP_THRESHOLD:
         return False
@@ -327,7 +327,7 @@ def merge_runs(parts, rule):
 
 
 # Long pieces of many runs are merged in windows of up to WINDOW bytes, each
-# on the short loop (csrc/ranks.c: RK_WINDOW, RK_CUT_SPAN, RK_WINDOW_MAX,
+# on the short loop (csrc/ranks_merge.c: RK_WINDOW, RK_CUT_SPAN, RK_WINDOW_MAX,
 # rk_window_end, rk_merge_windows).
 WINDOW = 24
 _CUT_SPAN = 8
@@ -361,7 +361,7 @@ def _window_end(piece, parts, rule, pos):
 def merge_windows(piece, parts, rule, merge, width):
     # The parts of `piece` (bytes; parts[i] is the starting part of byte i)
     # merged window by window, or None when a window outgrew the short loop
-    # (the caller then takes merge_heap).  Same steps as csrc/ranks.c's
+    # (the caller then takes merge_heap).  Same steps as csrc/ranks_merge.c's
     # rk_merge_windows, where the proof is: windows of up to WINDOW bytes
     # (ending where _window_end says), each merged alone by `merge` (the
     # short loop); where two windows meet, the last committed part and the

@@ -152,7 +152,7 @@ class RankTable:
         return self._finish(self._merge_long(piece, parts))
 
     def _merge_long(self, piece, parts):
-        # A piece of at least HEAP_THRESHOLD bytes, the way csrc/ranks.c's
+        # A piece of at least HEAP_THRESHOLD bytes, the way csrc/ranks_merge.c's
         # rk_merge_piece does it: few runs ("a" * 1,000,000) by merge_runs;
         # else in windows (merge_windows) when every merge result is the
         # concatenation of its halves; the heap when that gives up.
@@ -166,10 +166,10 @@ class RankTable:
 
     @property
     def pair_count(self):
-        """Entries of the pair table csrc/ranks.c builds: with a merge list,
+        """Entries of the pair table csrc/ranks_build.c builds: with a merge list,
         its distinct pairs; with tiktoken's rule, one per token of two bytes
         or more that merging its own bytes makes (that merge's last pair,
-        the only one of the token's splits merging ever uses: ranks.c,
+        the only one of the token's splits merging ever uses: ranks_build.c,
         REACHED PAIRS).  Computed on demand (O(L^2) per token of L bytes):
         the Python twin merges with the rank dict, not a pair table."""
         if self._pairs is not None:

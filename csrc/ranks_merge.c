@@ -1,0 +1,577 @@
+/*
+ * ranks_merge.c -- merging one piece by rank, for the pieces no cache
+ * knows (text level; ranks.c calls it).  Short pieces take merge.h's short
+ * loop.  Long ones are cut where no token spans the cut, each unit asked
+ * of the piece cache, then merged as runs of one repeated byte (merge.h's
+ * run engine), in windows whose meeting parts are checked, or, failing
+ * both, on the heap.  Each way is exact for any rank file; the proofs are
+ * beside the code.  Layout and lookups: ranks_internal.h.
+ */
+#include "ranks_internal.h"
+
+/* A long piece of at most len / RK_RUNS_SHARE runs of one repeated byte
+ * ("a" * 1,000,000, a million spaces) is merged by merge.h's run engine, in
+ * O(runs log runs) batched steps instead of O(len log len) single ones
+ * (positions must fit its 31-bit keys).  Other long pieces (prose, CJK,
+ * random letters: about one run per byte) go to rk_merge_windows. */
+#define RK_RUNS_SHARE 4
+#define RK_RUNS_MAX_LEN ((size_t)1 << 31)
+
+/* Merges p[0..len) (2 <= len < BPE__MERGE_HEAP_THRESHOLD) with the short
+ * loop; the parts are left in s->sym, their number returned. */
+static size_t rk_merge_short(const bpe_ranks *r, const unsigned char *p, size_t len,
+                             rk_scratch *s)
+{
+    size_t i;
+    for (i = 0; i < len; i++)
+        s->sym[i] = r->byte_part[p[i]];
+    for (i = 0; i + 1 < len; i++) {
+        if (r->byte_pairs) {
+            const rk_byte_pair *e = &r->byte_pairs[(size_t)p[i] << 8 | p[i + 1]];
+            s->prio[i] = e->prio;
+            s->res[i] = e->result;
+        } else {
+            s->prio[i] = rk_pair_get(r, s->sym[i], s->sym[i + 1], &s->res[i]);
+        }
+    }
+    return bpe__merge_short(rk_rule, r, s->sym, NULL, s->prio, s->res, len);
+}
+
+/* The longest stretch rk_merge_small merges (positions fit a byte). */
+#define RK_SMALL_MAX (BPE__MERGE_HEAP_THRESHOLD - 1)
+typedef char rk_small_positions_fit_a_byte[RK_SMALL_MAX < 256 ? 1 : -1];
+
+/*
+ * The windows' merge loop (rk_merge_windows below): the same merges as
+ * rk_merge_short -- the lowest priority, leftmost among equals, until no
+ * pair has one -- for 2 <= len <= RK_WINDOW_MAX bytes, found another way.
+ * Each pair is one key, priority << 32 | position of its left part, and the
+ * position never changes: merged-away parts stay in place, skipped through
+ * next[] / prev[], their key UINT64_MAX.  So the lowest key is the lowest
+ * priority and, among equals, the smallest position, which (positions keep
+ * their order) is the leftmost pair: the pair bpe__merge_short's strict-<
+ * scan picks.  Same pair each step, same parts after it, same result.
+ * Why: the scan's `prio[i] < best` branch went the other way at every new
+ * minimum (a misprediction each time), and removing a part moved three
+ * arrays (calls of memmove); here the minimum is taken with four
+ * independent branch-free chains and nothing moves.
+ */
+static size_t rk_merge_small(const bpe_ranks *r, const unsigned char *p, size_t len,
+                             rk_scratch *s)
+{
+    uint64_t key[RK_SMALL_MAX];
+    uint32_t sym[RK_SMALL_MAX], res[RK_SMALL_MAX];
+    unsigned char next[RK_SMALL_MAX], prev[RK_SMALL_MAX];
+    size_t i, out = 0, nk = len - 1;
+    assert(len >= 2 && len <= RK_SMALL_MAX);
+    for (i = 0; i < len; i++) {
+        sym[i] = r->byte_part[p[i]];
+        next[i] = (unsigned char)(i + 1);
+        prev[i] = (unsigned char)(i - 1); /* prev[0] unused */
+    }
+    for (i = 0; i < nk; i++) {
+        uint32_t pr;
+        if (r->byte_pairs) {
+            const rk_byte_pair *e = &r->byte_pairs[(size_t)p[i] << 8 | p[i + 1]];
+            pr = e->prio;
+            res[i] = e->result;
+        } else {
+            pr = rk_pair_get(r, sym[i], sym[i + 1], &res[i]);
+        }
+        key[i] = pr == RK_NONE ? UINT64_MAX : (uint64_t)pr << 32 | i;
+    }
+    for (;;) {
+        uint64_t m0 = UINT64_MAX, m1 = UINT64_MAX, m2 = UINT64_MAX, m3 = UINT64_MAX, m;
+        size_t a, b, c;
+        uint32_t pr;
+        for (i = 0; i + 4 <= nk; i += 4) {
+            m0 = key[i] < m0 ? key[i] : m0;
+            m1 = key[i + 1] < m1 ? key[i + 1] : m1;
+            m2 = key[i + 2] < m2 ? key[i + 2] : m2;
+            m3 = key[i + 3] < m3 ? key[i + 3] : m3;
+        }
+        for (; i < nk; i++)
+            m0 = key[i] < m0 ? key[i] : m0;
+        m0 = m1 < m0 ? m1 : m0;
+        m2 = m3 < m2 ? m3 : m2;
+        m = m2 < m0 ? m2 : m0;
+        if (m == UINT64_MAX)
+            break;
+        a = (size_t)(m & 0xffffffffu);
+        b = next[a];
+        c = next[b];
+        sym[a] = res[a];
+        key[b] = UINT64_MAX; /* part b is gone, and its pair with it */
+        next[a] = (unsigned char)c;
+        if (c < len) {
+            prev[c] = (unsigned char)a;
+            pr = rk_pair_get(r, sym[a], sym[c], &res[a]);
+            key[a] = pr == RK_NONE ? UINT64_MAX : (uint64_t)pr << 32 | a;
+        } else {
+            key[a] = UINT64_MAX;
+        }
+        if (a > 0) {
+            b = prev[a];
+            pr = rk_pair_get(r, sym[b], sym[a], &res[b]);
+            key[b] = pr == RK_NONE ? UINT64_MAX : (uint64_t)pr << 32 | b;
+        }
+    }
+    for (i = 0; i < len; i = next[i]) /* part 0 is never merged away */
+        s->sym[out++] = sym[i];
+    return out;
+}
+
+/* The number of bytes part k covers (results_concatenate holds). */
+static size_t rk_part_len(const bpe_ranks *r, uint32_t k)
+{
+    return k < r->n_tokens ? rk_len(r, k) : 1;
+}
+
+/*
+ * Long pieces in windows.  Merging a long piece whole takes the heap, whose
+ * arrays (20 bytes per byte of the piece) leave the core's caches past a
+ * few KB: 1 MB of random letters took ~330 ms (cl100k).  Instead the piece
+ * is merged in windows of RK_WINDOW bytes on the short loop, and where two
+ * windows meet, the two parts on either side are checked.  Write BPE(x) for
+ * the parts the engine makes of bytes x (tiktoken's rule, or any rule that
+ * is a function of the two parts).  Two facts make this exact:
+ *
+ * (1) Windows of a result.  If BPE(x) = t1 .. tk, then for a <= b the bytes
+ *     that t_a .. t_b cover merge alone to t_a .. t_b.  The whole run merges
+ *     inside that span exactly when its lowest pair, leftmost among equals,
+ *     lies there; that pair is then also the lowest, leftmost, of the span's
+ *     own pairs (fewer pairs), so the span alone makes the same merges in
+ *     the same order (no merge crosses a final boundary), and ends where the
+ *     whole run leaves no mergeable pair among them.
+ * (2) Pairs suffice.  Let parts t1 .. tk cover x (t_i covers [e_{i-1},
+ *     e_i)) such that every two neighbours, merged alone, give themselves:
+ *     BPE(x[e_{i-1} .. e_{i+1})) = t_i t_{i+1}.  Then BPE(x) = t1 .. tk.
+ *     Proof: suppose some merge of the whole run crosses a boundary e_i and
+ *     let M be the first one; before M every merge lies inside one t's
+ *     span.  Compare the run on the pair of spans A B around e_i alone (the
+ *     "pair run", which by assumption never crosses e_i): by induction the
+ *     whole run's merges inside A B before M are the pair run's first ones,
+ *     in order -- from the same state of A B, the whole run's next merge
+ *     there is the lowest, leftmost, of all pairs, so of A B's pairs, which
+ *     is the pair run's next merge (merges elsewhere change no pair with
+ *     both parts in A B).  At M, A B is in a state of the pair run, and M is
+ *     the lowest, leftmost, of A B's pairs too: the pair run would cross e_i
+ *     there.  Contradiction, so no merge crosses a boundary.  Each span then
+ *     merges as it would alone (as in (1)), which by (1) on the pair run
+ *     ends in its t; and the pair (t_i, t_{i+1}) has no priority, or the
+ *     pair run would have merged it.
+ *
+ * The loop keeps a prefix of committed parts in which every two neighbours
+ * pass the test of (2).  It merges the next window, parts R (neighbours in
+ * R pass by (1)), and tests the last committed part with R's first; when
+ * they fail, the last committed part is taken back and the window, now
+ * starting where that part started, is merged again.  At the end all
+ * neighbours pass, so by (2) the parts are BPE(piece): exact for any rank
+ * file.  A window that would outgrow the short loop (RK_WINDOW_MAX) gives
+ * up and the piece goes to the heap, which is always exact.
+ *
+ * 1 MB of random lowercase letters (one piece), CPU time, best of 5, whole
+ * encode_ordinary: cl100k ~260 -> ~76 ms, gpt2 ~205 -> ~62 ms, o200k ~313
+ * -> ~84 ms.  Windows of 16 to 32 bytes measured the same; 48 and 64 slower
+ * (the short loop rescans its window after every merge).  What limits it
+ * (perf, cl100k): rk_pair_get ~29% and the short loop ~28% -- random
+ * letters are ~1.85 bytes per token, so ~460,000 merges per MB, each asking
+ * the pair table (4 MB) about its new neighbours, a cache miss when the
+ * filter lets the question through.  Dead end: rk_pair_get inlined into
+ * the loop (no change).
+ *
+ * Where a window ends (rk_window_end) turned out to matter more: a window
+ * cut at a fixed width splits a part often, the test then fails and the
+ * window is merged again.  Ending it between the two bytes least eager to
+ * merge (of the last nine places) took 1 MB of random letters, NumPy
+ * output, CPU best of 5, four alternating processes each against the build
+ * before: cl100k ~62 -> ~42 ms, gpt2 ~48 -> ~36 ms, o200k ~70 -> ~50 ms
+ * (about 1 window in 10 is merged twice now).  Windows of 12 to 32 bytes
+ * then measure the same (24 kept).  Dead ends, measured the same way:
+ *   - A merge-free method, as GitHub's bpe crate does it: at each position
+ *     the longest token, tested against the part before it by (2) without
+ *     merging (for parts whose merges rise in priority all the way down,
+ *     the test is a walk down x's right and y's left halves, a pair
+ *     question per step), the next shorter token when it fails, and a
+ *     position from which nothing passes marked dead for good (the parts
+ *     before any position are unique, by (2)), so it stays linear and
+ *     exact.  It ran ~2x slower than these windows (cl100k ~120 ms): the
+ *     longest token is wrong at ~1 position in 4 (~160,000 dead positions
+ *     per MB), and each test is a chain of dependent cache misses (pair
+ *     table, the per-call memos of splits and answers, token lengths).
+ *   - A per-call memo of pair answers in front of the pair table for the
+ *     windows' merges (direct-mapped, up to 32,768 slots): ~5% before the
+ *     cuts moved, nothing after.
+ * What limited it then (perf, cl100k): the short loop's rescans and its
+ * pair-table questions (the filter's and the table's cache lines), ~460,000
+ * merges per MB.  The rescan itself was most of the loop: its `<` branch
+ * mispredicted at each new minimum, and each merge moved three arrays.
+ * rk_merge_small (same merges, keys that never move, a branch-free
+ * minimum) took 1 MB of random lowercase letters, one piece, C alone
+ * (bpe_ranks_encode_text, CPU time, best of 7, the two builds alternating
+ * in one shell): gpt2 29.6 -> 23.9 ms, cl100k 36.2 -> 26.0, o200k 40.4 ->
+ * 28.2; same IDs (checksums).  Dead end: 32-bit keys (priority << 8 |
+ * position) in one chain, 27.7 ms against the 64-bit keys' four chains
+ * (cl100k).  Counted per MB (cl100k): 578,000 merges in windows and
+ * meeting checks, 1.07 million pair questions, of which the filter
+ * answers 836,000; ~54,000 windows.
+ * What limits it now: instructions.  callgrind counts 195.5 million per
+ * MB (cl100k, the encode call): rk_merge_small's own 131 million (the
+ * scans for the lowest key ~60, setting windows up ~37), rk_pair_get ~39
+ * million; at the ~2.6 instructions per cycle the time implies, that is
+ * the 26 ms.  Issue 13's 10 ms would need under ~80 instructions per byte
+ * including the pair questions.  Dead ends, measured the same way
+ * (interleaved builds, best of 9-11):
+ *   - 32-bit keys (priority << 8 | position) with an SSE2 minimum, four
+ *     keys per compare: 123 million instructions in the loop instead of
+ *     131, yet 27.8 ms against 26.0 -- the vector load reads keys just
+ *     written by scalar stores, which the core cannot forward to it.
+ *   - Two windows merged a step each in turn, so that one's pair questions
+ *     overlap the other's: 24.4-26.2 ms against 24.4-25.6 (no change; the
+ *     loop is not waiting on memory).
+ *   - Windows of 12, 16, 32 bytes with this loop: 29.5, 27.0, 24.5-24.9 ms
+ *     against 24.8-26.9 for 24.  rk_window_end without its branch, and
+ *     the window's setup from a table of next/prev: within noise (the
+ *     setup's instruction count did not move).
+ *   - Not built: the backtracking encoder (above), counted first in a
+ *     Python model against this merge (cl100k, 100 KB of random letters):
+ *     54,000 tokens, 99,000 pair tests, 263,000 pair-table questions
+ *     (~2.6 per test, walking both tokens' merge trees) where the windows
+ *     ask ~107,000 per 100 KB; 30,000 retries with a shorter token and
+ *     15,500 dead positions.  More questions, and no fewer instructions.
+ */
+#define RK_WINDOW 24
+#define RK_WINDOW_MAX RK_SMALL_MAX
+#define RK_GIVE_UP 1  /* rk_merge_windows: take the heap instead */
+/* A window ends within this many bytes before RK_WINDOW (rk_window_end). */
+#define RK_CUT_SPAN 8
+
+/* The priority of the two bytes a, b as a pair (RK_NONE when none). */
+static uint32_t rk_byte_pair_prio(const bpe_ranks *r, unsigned char a, unsigned char b)
+{
+    uint32_t merged;
+    if (r->byte_pairs)
+        return r->byte_pairs[(size_t)a << 8 | b].prio;
+    return rk_pair_get(r, r->byte_part[a], r->byte_part[b], &merged);
+}
+
+/* Where the window starting at pos ends (pos < len).  A window's last
+ * part is only a guess (the bytes after it are missing), and a guess the
+ * test of (2) rejects costs a second merge of the window; so the window
+ * ends between the two bytes least eager to merge -- the highest priority
+ * of the last RK_CUT_SPAN + 1 places before a character's first byte, the
+ * last of equals -- where a part is least likely to straddle the cut.
+ * (1 MB of random letters, cl100k: ending at a fixed RK_WINDOW bytes, ~a
+ * third of the windows were merged twice, now ~1 in 10.)  Any end is
+ * exact; this one is cheap: the byte-pair array, in cache. */
+static size_t rk_window_end(const bpe_ranks *r, const unsigned char *p, size_t pos,
+                            size_t len)
+{
+    size_t stop = pos + RK_WINDOW, q, best = 0;
+    uint32_t highest = 0;
+    if (stop >= len)
+        return len;
+    for (q = stop - RK_CUT_SPAN; q <= stop; q++) {
+        uint32_t prio;
+        if ((p[q] & 0xc0) == 0x80)
+            continue; /* inside a character */
+        prio = rk_byte_pair_prio(r, p[q - 1], p[q]);
+        if (best == 0 || prio >= highest) {
+            highest = prio;
+            best = q;
+        }
+    }
+    if (best != 0)
+        return best;
+    while (stop > pos + 1 && (p[stop] & 0xc0) == 0x80)
+        stop--; /* no character starts there: end before one further back */
+    return stop;
+}
+
+/* Whether parts x then y, covering p[a..b) then p[b..c), are what p[a..c)
+ * merges to alone (the test of (2) above); -1 when p[a..c) is too long
+ * for the short loop. */
+static int rk_neighbours_pass(const bpe_ranks *r, const unsigned char *p, size_t a,
+                              size_t c, uint32_t x, uint32_t y, rk_scratch *s)
+{
+    uint32_t merged;
+    if (c - a > RK_WINDOW_MAX)
+        return -1;
+    if (rk_pair_get(r, x, y, &merged) != RK_NONE)
+        return 0; /* they would merge */
+    return rk_merge_small(r, p + a, c - a, s) == 2 && s->sym[0] == x && s->sym[1] == y;
+}
+
+/* Merges p[0..len) window by window (above) into out as parts (not IDs);
+ * *count gets their number.  RK_GIVE_UP when a window outgrew the short
+ * loop.  Uses s->sym, prio, res (merging).  Where the last committed part
+ * starts is found back from the window's start and the part's length, at
+ * the meeting place only, instead of an array of where each part ends (4 MB
+ * written per MB of text and a length looked up per part; CPU time the
+ * same within noise, one array fewer). */
+static int rk_merge_windows(const bpe_ranks *r, const unsigned char *p, size_t len,
+                            rk_scratch *s, uint32_t *out, size_t *count)
+{
+    size_t k = 0, pos = 0, i;
+    while (pos < len) {
+        size_t stop = rk_window_end(r, p, pos, len), start = pos, m;
+        for (;;) {
+            size_t last;
+            int pass;
+            if (stop - start > RK_WINDOW_MAX)
+                return RK_GIVE_UP;
+            m = stop - start >= 2 ? rk_merge_small(r, p + start, stop - start, s) : 1;
+            if (stop - start < 2)
+                s->sym[0] = r->byte_part[p[start]];
+            for (i = 0; i < m; i++) /* staged after the committed parts */
+                out[k + i] = s->sym[i];
+            if (k == 0)
+                break;
+            last = start - rk_part_len(r, out[k - 1]); /* where the last committed part starts */
+            pass = rk_neighbours_pass(r, p, last, start + rk_part_len(r, out[k]), out[k - 1],
+                                      out[k], s);
+            if (pass < 0)
+                return RK_GIVE_UP;
+            if (pass)
+                break;
+            k--; /* take the last committed part back into the window */
+            start = last;
+        }
+        k += m;
+        pos = stop;
+    }
+    *count = k;
+    return BPE_OK;
+}
+
+/* Merges one piece p[0..len) (len >= 2) into out; *count gets the number
+ * of IDs. */
+static int rk_merge_piece(const bpe_ranks *r, const unsigned char *p, size_t len,
+                          rk_scratch *s, uint32_t *out, size_t *count)
+{
+    size_t i, n;
+    uint32_t *parts;
+    int status;
+    if (len >= RK_NONE)
+        return BPE_ETOOBIG;
+    if ((status = rk_scratch_reserve(s, len)) != BPE_OK)
+        return status;
+    parts = s->sym; /* (after the reserve, which may move it) */
+    if (len < BPE__MERGE_HEAP_THRESHOLD) {
+        n = rk_merge_short(r, p, len, s);
+        goto done;
+    }
+    if (len < RK_RUNS_MAX_LEN) {
+        size_t runs = 1;
+        for (i = 1; i < len; i++)
+            runs += p[i] != p[i - 1];
+        if (runs * RK_RUNS_SHARE <= len) {
+            for (i = 0; i < len; i++)
+                s->sym[i] = r->byte_part[p[i]];
+            /* cnt and wid in prio and res, which the long paths leave alone;
+             * the heap has 3 * cap >= 2 * len + BPE__RUN_PUSHES entries */
+            n = bpe__merge_runs(rk_rule, r, s->sym, s->prio, s->res, s->next,
+                                s->prev, s->heap, 3 * s->cap, len);
+            goto done;
+        }
+        if (r->results_concatenate &&
+            rk_merge_windows(r, p, len, s, out, &n) == BPE_OK) {
+            parts = out;
+            goto done;
+        }
+    }
+    for (i = 0; i < len; i++)
+        s->sym[i] = r->byte_part[p[i]];
+    n = bpe__merge_heap(rk_rule, r, s->sym, NULL, s->next, s->prev, s->heap, len);
+done:
+    for (i = 0; i < n; i++) {
+        if (parts[i] >= r->n_tokens)
+            return BPE_EINVAL; /* a byte with no token was left alone */
+        out[i] = rk_id(r, parts[i]);
+    }
+    *count = n;
+    return BPE_OK;
+}
+
+/*
+ * Long pieces cut into units.  Under cl100k's pattern a CJK sentence is one
+ * piece (20-300 bytes), too long or with too many IDs for the piece cache,
+ * so each new sentence, and each old one again in the next call, was merged
+ * whole: ~1,000 merges of ~75 KB per 0.5 MB call, ~55% of the time.  Yet
+ * the sentences are made of the same few words.
+ *
+ * The cut.  Let k be a place in a piece p that no token occurring in p
+ * spans: no token p[i..j) of two bytes or more with i < k < j.  Then p
+ * merges as its two halves do, one after the other: BPE(p) = BPE(p[0..k))
+ * BPE(p[k..)), for any rank file whose results concatenate.  Every part
+ * merging forms is one byte or a token occurring at its place in p (its
+ * bytes are its halves' bytes), so no part ever covers both p[k-1] and
+ * p[k]; the pair of parts across k never has a priority (its result would
+ * be a token spanning k), so no merge crosses k; and the lowest, leftmost
+ * pair of one side is that side's lowest, leftmost pair alone, so each side
+ * makes the merges it makes alone, in the same order.
+ *   A special case, and cheap: a place between two bytes no token holds
+ * side by side (cut_ok, a 64 Kbit map of byte pairs): no token spans it.
+ * gpt2 and cl100k cut there only (81% and 40% of the boundaries between
+ * CJK characters).  Under o200k nearly every pair of CJK bytes occurs in
+ * some token, so that cut ~0.7% of them; the general rule cuts ~65%.
+ *   Finding the places: for each start i, the farthest end of a token
+ * starting there, by walking p[i..j) while some token starts with it (the
+ * span filter: a bit per string that some longer token starts with and a
+ * bit per token, in cells picked by a rolling hash -- no false negatives, so
+ * the walk finds every token; a false "token" only loses a cut, so it is
+ * not confirmed in the token table: ~10% faster on o200k CJK).  k is a cut
+ * when no start before k reaches past it.  CJK text walks ~2-3 bytes per
+ * byte under every shipped vocabulary; a run of spaces ~126 (o200k's long
+ * space tokens), so the walk stops cutting past RK_SPAN_STEPS per byte.
+ * The filter is 16 cells of 2 bits per token (o200k: 1 MB, ~1 cell in 9
+ * used), built with the table (o200k load: no change within noise), for
+ * tables whose byte pairs cut too rarely (RK_DENSE_PAIRS_DIV: o200k, and
+ * small dense vocabularies); the others keep cut_ok.
+ *
+ * The units between cuts (a few characters) recur where whole sentences
+ * do not, so each unit is asked of the piece cache and only the ones it
+ * does not know are merged -- with merging's answer, never the
+ * whole-piece rule's (that rule is for whole pieces: a unit that is a token
+ * merging does not reach must merge).  So a one-ID entry is trusted only
+ * when it says merged (piece_cache.h): an entry the whole-piece rule made is
+ * checked by merging the unit once, and a unit that merges to several IDs
+ * but is a token is not stored (its whole-piece answer differs).
+ */
+#define RK_CUT_MIN 17    /* shorter pieces are merged whole */
+#define RK_CUT_MAX 4096  /* longer ones too: rk_merge_piece's run engine and windows */
+/* Walk steps per byte of a piece before bpe__ranks_merge_cut stops cutting it (CJK
+ * text takes ~2-3 under every shipped vocabulary, Python source ~3.5-5). */
+#define RK_SPAN_STEPS 16
+
+/* Whether a piece may be cut between bytes a and b (bpe_ranks' cut_ok). */
+static int rk_cut_ok(const bpe_ranks *r, unsigned a, unsigned b)
+{
+    size_t ab = (size_t)a << 8 | b;
+    return (int)(r->cut_ok[ab / 64] >> (ab % 64) & 1);
+}
+
+/* The farthest end, beyond `reach`, of what the span filter takes for a
+ * token of two bytes or more starting at p[i], in p[0..len) -- every token,
+ * perhaps a few strings more; `reach` when there is none.  Walks p[i..j)
+ * while the filter says some token starts with it (bpe__ranks_merge_cut), adding
+ * the bytes walked to *steps. */
+static size_t rk_span_reach(const bpe_ranks *r, const unsigned char *p, size_t i, size_t len,
+                            size_t reach, size_t *steps)
+{
+    uint64_t h = RK_SPAN_SEED;
+    size_t j, end = len - i > r->max_token_len ? i + r->max_token_len : len;
+    for (j = i; j < end; j++) {
+        size_t c;
+        unsigned cell;
+        ++*steps;
+        h = rk_span_step(h, p[j]);
+        c = (size_t)(h >> r->span_shift);
+        cell = (unsigned)(r->span_filter[c / 32] >> (2 * (c % 32)) & 3);
+        if ((cell & 2) && j >= reach && j > i)
+            reach = j + 1;
+        if (!(cell & 1))
+            break;
+    }
+    return reach;
+}
+
+/* The IDs merging gives the unit text[pos..pos+len) (len >= 1), through
+ * the piece cache, into dst; *count gets their number. */
+static int rk_encode_unit(const bpe_ranks *r, const unsigned char *text, size_t text_len,
+                          size_t pos, size_t len, bpe_piece_cache *c, rk_scratch *s,
+                          uint32_t *dst, size_t *count)
+{
+    const unsigned char *p = text + pos;
+    uint8_t *merged = NULL;
+    uint32_t single = RK_NONE;
+    size_t n = 0;
+    rk_key key;
+    int status;
+    if (len == 1) {
+        uint32_t k = r->byte_part[p[0]];
+        if (k >= r->n_tokens)
+            return BPE_EINVAL; /* a byte with no token, which no neighbour joins */
+        dst[0] = rk_id(r, k);
+        *count = 1;
+        return BPE_OK;
+    }
+    key = rk_key_of(p, len, text + text_len);
+    if (len <= 8 && r->whole_piece) {
+        bpe__pc_tok *e = bpe__pc_tok_find(c, key.hash, key.head, len);
+        if (e) {
+            dst[0] = e->id;
+            n = 1;
+            merged = &e->merged;
+        }
+    }
+    if (n == 0 && len <= BPE__PC_LONG_BYTES)
+        n = bpe__pc_find(c, key.hash, p, len, key.head, key.tail, dst, &merged);
+    if (n > 1 || (n == 1 && *merged)) {
+        *count = n;
+        return BPE_OK;
+    }
+    if (n == 1)
+        single = dst[0]; /* the whole-piece rule's token: does merging reach it? */
+    c->stats[BPE_PIECE_CACHE_UNIT_MERGES]++;
+    if ((status = rk_merge_piece(r, p, len, s, dst, count)) != BPE_OK)
+        return status;
+    if (n == 1) {
+        if (*count == 1 && dst[0] == single)
+            *merged = 1;
+        return BPE_OK;
+    }
+    if (*count == 1) {
+        if (len <= 8 && r->whole_piece)
+            bpe__pc_tok_put(c, key.hash, key.head, len, dst[0], 1);
+        else if (len <= BPE__PC_LONG_BYTES)
+            bpe__pc_put(c, key.hash, p, len, key.head, key.tail, dst, 1, 1);
+    } else if (len <= BPE__PC_LONG_BYTES &&
+               !(r->whole_piece && len <= r->max_token_len && rk_maybe_token(r, key.hash) &&
+                 rk_lookup_key(r, p, len, &key) != RK_NONE)) {
+        bpe__pc_put(c, key.hash, p, len, key.head, key.tail, dst, *count, 1);
+    }
+    return BPE_OK;
+}
+
+/* rk_merge_piece of the piece text[pos..pos+len), cut into units (above)
+ * when it is RK_CUT_MIN to RK_CUT_MAX bytes long.  `reach` is the farthest
+ * end of the tokens of two bytes or more starting before k, so k is a cut
+ * when it is <= k.  Past RK_SPAN_STEPS walk steps per byte (a long run of
+ * spaces walks ~126 bytes from each start under cl100k and o200k) the rest
+ * of the piece, from the last cut on, is one unit: exact either way. */
+int bpe__ranks_merge_cut(const bpe_ranks *r, const unsigned char *text, size_t text_len,
+                         size_t pos, size_t len, bpe_piece_cache *c, rk_scratch *s,
+                         uint32_t *dst, size_t *count)
+{
+    const unsigned char *p = text + pos;
+    size_t start = 0, k, n = 0, m, reach = 0, steps = 0;
+    int status;
+    if ((!r->span_filter && !r->cut_ok) || len < RK_CUT_MIN || len > RK_CUT_MAX)
+        return rk_merge_piece(r, p, len, s, dst, count);
+    for (k = 0; k <= len; k++) {
+        if (!r->span_filter) { /* the byte-pair rule */
+            if (k < len && (k == 0 || !rk_cut_ok(r, p[k - 1], p[k])))
+                continue;
+            goto cut;
+        }
+        if (k < len && steps > RK_SPAN_STEPS * len)
+            k = len; /* walked too far: no more cuts */
+        if (k < len && (k == 0 || reach > k)) {
+            reach = rk_span_reach(r, p, k, len, reach, &steps);
+            continue;
+        }
+    cut:
+        if (start == 0 && k == len) /* no cut: the piece is one unit */
+            return rk_merge_piece(r, p, len, s, dst, count);
+        status = rk_encode_unit(r, text, text_len, pos + start, k - start, c, s, dst + n, &m);
+        if (status != BPE_OK)
+            return status;
+        n += m;
+        start = k;
+        if (k < len && r->span_filter)
+            reach = rk_span_reach(r, p, k, len, reach, &steps);
+    }
+    *count = n;
+    return BPE_OK;
+}
