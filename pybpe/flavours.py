@@ -111,6 +111,10 @@ class Flavour:
             raise ValueError("end_of_word must be 'suffix', 'symbol' or None, not %r" % (end_of_word,))
         if byte_level and end_of_word is not None:
             raise ValueError("byte-level BPE has no end-of-word marker: leave end_of_word=None")
+        if end_of_word is None and marker not in (DEFAULT, None) and not legacy:
+            raise ValueError("marker=%r marks the end of a word, and this flavour has none (%s): "
+                             "pass end_of_word='suffix' or 'symbol' with it, or leave marker out"
+                             % (marker, "byte-level BPE" if byte_level else "end_of_word=None"))
         if marker is DEFAULT or (marker is None and end_of_word is None):
             marker = "</w>" if end_of_word == "symbol" else " "
         if not isinstance(marker, str) or not marker:

@@ -18,6 +18,7 @@ import reprlib
 import sys
 import time
 from itertools import islice
+from types import MappingProxyType
 
 from . import _batch, _bounded, _unicode, _workers, core, model_file, patterns
 from .core.spec.counter import word_units
@@ -164,29 +165,36 @@ class BPETokenizer(Tokenizer):
     # error leaves either the old state or the new one, never a mix.  Readers
     # take `state = self._state` once, which also keeps an encode running in
     # another thread consistent while a train() replaces the state.
+    # The lists below are copies and the mappings read-only views: a caller
+    # who edits what it read must not leave decode and vocab_size seeing one
+    # vocabulary and encode, save and pickle another.
     @property
     def vocab(self):
-        """Every token by ID: the regular tokens, then the special tokens."""
-        return self._state.vocab
+        """Every token by ID: the regular tokens, then the special tokens (a
+        copy: editing it changes nothing here)."""
+        return list(self._state.vocab)
 
     @property
     def merges(self):
-        """The merges by rank, as pairs of tokens."""
-        return self._state.merges
+        """The merges by rank, as pairs of tokens (a copy)."""
+        return list(self._state.merges)
 
     @property
     def token_to_id(self):
-        return self._state.token_to_id
+        """{token: ID}, a read-only view (a token met twice has its first ID)."""
+        return MappingProxyType(self._state.token_to_id)
 
     @property
     def id_to_token(self):
-        return self._state.id_to_token
+        """{ID: token}, a read-only view."""
+        return MappingProxyType(self._state.id_to_token)
 
     @property
     def merge_counts(self):
         """The count each merge had when it was chosen, by rank (a list of int,
-        parallel to `merges`; 0 for merges from a file that did not record it)."""
-        return self._state.merge_counts
+        parallel to `merges`; 0 for merges from a file that did not record
+        it; a copy)."""
+        return list(self._state.merge_counts)
 
     @property
     def vocab_size(self):
@@ -198,8 +206,10 @@ class BPETokenizer(Tokenizer):
         return self._state.symtab is not None
 
     # -- training ----------------------------------------------------------------
-    def train(self, corpus, *, progress=False):
+    def train(self, corpus, vocab_size=None, *, progress=False):
         """Learn merges from an iterable of str (replaces any earlier state).
+        `vocab_size`, as in the chapter's train(corpus, vocab_size): the size
+        to train to, kept as target_vocab_size once training succeeds.
 
         Words are counted once each, in order of first appearance (the order the
         tie-break depends on); the corpus is streamed, never held whole: lists,
@@ -214,8 +224,16 @@ class BPETokenizer(Tokenizer):
         characters counted so far, None), then ("merge", merges made, merges
         asked for).
         """
+        target = self._target(vocab_size)
         report = _Progress(progress)
-        self._state = self._trained(self._count(corpus, report), report)
+        state = self._trained(self._count(corpus, report), report, target)
+        self._state, self.target_vocab_size = state, target
+
+    def _target(self, vocab_size):
+        # The vocab_size of a train call (None: the one the tokenizer has).
+        if vocab_size is None:
+            return self.target_vocab_size
+        return _check_count("vocab_size", vocab_size, minimum=0, maximum=_MAX_COUNT)
 
     def count_words(self, corpus):
         """{word: frequency} over an iterable of str, in first-appearance order."""
@@ -305,8 +323,10 @@ class BPETokenizer(Tokenizer):
         name = None if pattern is None else _SCANNED.get(pattern.pattern)
         return None if name is None else getattr(self._core, name)
 
-    def train_from_counts(self, counts, *, progress=False):
-        """Learn merges from {word: frequency} (first-appearance order matters)."""
+    def train_from_counts(self, counts, vocab_size=None, *, progress=False):
+        """Learn merges from {word: frequency} (first-appearance order
+        matters); `vocab_size` as for train."""
+        target = self._target(vocab_size)
         if not hasattr(counts, "items"):
             raise TypeError("train_from_counts needs a mapping {word: frequency}, not %s"
                             % type(counts).__name__)
@@ -331,11 +351,34 @@ class BPETokenizer(Tokenizer):
             words, freqs = [w for w, _ in cut], [f for _, f in cut]
         counter = self._core.WordCounter()
         counter.add_words(words, freqs)
-        self._state = self._trained(counter, _Progress(progress))
+        state = self._trained(counter, _Progress(progress), target)
+        self._state, self.target_vocab_size = state, target
 
-    def _trained(self, counter, report):
-        """The _State trained on a core WordCounter: base vocabulary, word
-        table, merge loop.  The caller installs it."""
+    # The chapter's helpers, by the names TinyTorch Module 10 (and its unit
+    # test) calls them; training itself counts and merges in the cores.
+    def _get_word_tokens(self, word):
+        """A word's initial symbols: its characters with this flavour's
+        end-of-word marker (Flavour.units).
+
+            >>> BPETokenizer(marker="</w>")._get_word_tokens("hello")
+            ['h', 'e', 'l', 'l', 'o</w>']
+        """
+        return self.flavour.units(word) if word else []
+
+    @staticmethod
+    def _get_pairs(word_tokens):
+        """The adjacent pairs of a word's symbols, as a set.
+
+            >>> sorted(BPETokenizer._get_pairs(["l", "o", "w "]))
+            [('l', 'o'), ('o', 'w ')]
+        """
+        symbols = list(word_tokens)
+        return set(zip(symbols, symbols[1:]))
+
+    def _trained(self, counter, report, target_vocab_size):
+        """The _State trained on a core WordCounter to target_vocab_size
+        entries: base vocabulary, word table, merge loop.  The caller
+        installs it."""
         flavour, core = self.flavour, self._core
         chars = () if flavour.byte_level else counter.characters()
         base = flavour.base_vocab(chars)
@@ -347,7 +390,7 @@ class BPETokenizer(Tokenizer):
         # memory goes back to malloc now and the merge loop's growing arrays
         # reuse it instead of faulting fresh pages (~800 fewer on Shakespeare).
         del counter
-        target = max(self.target_vocab_size - len(self.special_tokens), 0)
+        target = max(target_vocab_size - len(self.special_tokens), 0)
         merge_ids, counts_ = self._run(trainer, symtab, target, report)
         tokens = _merged_tokens(base, merge_ids, len(symtab)) if base_whole else None
         return _State(self, symtab, merge_ids, counts_, tokens)
@@ -410,18 +453,37 @@ class BPETokenizer(Tokenizer):
 
         Only the allowed tokens are looked for (tiktoken's rule, and
         Encoding's): with "<a>" allowed and "<a><b>" not, "<a><b>" is <a>
-        followed by the text "<b>" (when "<a><b>" is not disallowed)."""
+        followed by the text "<b>" (when "<a><b>" is not disallowed).
+
+        With lowercase=True the text between special tokens is lowercased
+        and looked at once more, as training does: "<S>" is the special
+        token "<s>" (allowed, disallowed or plain text like "<s>")."""
         state = self._require_trained()
         _check_text(text)
         allowed = self._allowed(allowed_special, disallowed_special, text)
+        if self.flavour.lowercase and self.special_tokens:
+            disallowed = special_sets(allowed_special, disallowed_special, self.special_tokens)[1]
+            ids = []
+            for plain, special in _segments(text, allowed):
+                if plain:
+                    plain = plain.lower()
+                    check_disallowed(plain, disallowed)
+                    ids += self._encode_with_specials(state, plain, allowed)
+                if special is not None:
+                    ids.append(state.special_ids[special])
+            return ids
+        return self._encode_with_specials(state, text, allowed)
+
+    def _encode_with_specials(self, state, text, allowed):
+        # `text`'s IDs, the `allowed` special tokens (checked already) as theirs.
         if not allowed:
             return self._encode_ordinary(state, text)
-        ids, start = [], 0
-        for match in special_regex(frozenset(allowed)).finditer(text):
-            ids += self._encode_ordinary(state, text[start:match.start()])
-            ids.append(state.special_ids[match.group()])
-            start = match.end()
-        return ids + self._encode_ordinary(state, text[start:])
+        ids = []
+        for plain, special in _segments(text, allowed):
+            ids += self._encode_ordinary(state, plain)
+            if special is not None:
+                ids.append(state.special_ids[special])
+        return ids
 
     def _allowed(self, allowed_special, disallowed_special, text=None):
         """The allowed special tokens (a frozenset) after tiktoken's checks
@@ -1008,6 +1070,18 @@ def _text_lists(texts):
         yield pending
 
 
+def _segments(text, allowed):
+    """(plain text, special token or None) pairs that make up `text`, the
+    `allowed` special tokens (a frozenset) found longest first, left to
+    right; the last pair's token is None."""
+    start = 0
+    if allowed:
+        for match in special_regex(frozenset(allowed)).finditer(text):
+            yield text[start:match.start()], match.group()
+            start = match.end()
+    yield text[start:], None
+
+
 def _cut_specials(special_re, texts, lowercase):
     """The pieces of `texts` between special tokens, which are never trained
     on.  With lowercase=True each piece is lowercased and cut once more:
@@ -1124,6 +1198,11 @@ def _check_id(value, index=None):
 def _check_specials(special_tokens):
     if isinstance(special_tokens, str):
         raise TypeError("special_tokens must be a list of str, not a single str")
+    if isinstance(special_tokens, (set, frozenset)):
+        # Their order gives their IDs, and a set's order changes from run
+        # to run (the hash seed): the same training would number them anew.
+        raise TypeError("special_tokens must be in an order (a list or tuple: the order gives their IDs), "
+                        "not a %s" % type(special_tokens).__name__)
     specials = list(dict.fromkeys(special_tokens))
     for s in specials:
         if not isinstance(s, str) or not s:

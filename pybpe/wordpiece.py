@@ -43,6 +43,7 @@ import re
 import reprlib
 from collections import Counter
 from itertools import islice
+from types import MappingProxyType
 
 from . import _bert, core
 from ._atomic import atomic_write
@@ -80,6 +81,9 @@ class WordPieceTokenizer:
         self.max_input_chars_per_word = _check_int("max_input_chars_per_word", max_input_chars_per_word, 1)
         if isinstance(special_tokens, str):
             raise TypeError("special_tokens must be a list of str, not a single str")
+        if isinstance(special_tokens, (set, frozenset)):  # (as BPETokenizer: the order gives the IDs)
+            raise TypeError("special_tokens must be in an order (a list or tuple: the order gives their IDs), "
+                            "not a %s" % type(special_tokens).__name__)
         self.special_tokens = list(dict.fromkeys(special_tokens))
         for token in self.special_tokens:
             if not isinstance(token, str) or not token:
@@ -106,12 +110,13 @@ class WordPieceTokenizer:
     # -- the vocabulary (one _State, replaced whole: see BPETokenizer) ------------
     @property
     def vocab(self):
-        """Every token by ID."""
-        return self._state.vocab
+        """Every token by ID (a copy: editing it changes nothing here)."""
+        return list(self._state.vocab)
 
     @property
     def token_to_id(self):
-        return self._state.token_to_id
+        """{token: ID}, a read-only view."""
+        return MappingProxyType(self._state.token_to_id)
 
     @property
     def id_to_token(self):

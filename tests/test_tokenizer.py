@@ -415,3 +415,96 @@ def test_to_encoding_refuses_what_it_cannot_replay(backend):
     tok.train(["a b"])  # (refused since it drops spaces; old model files still load it)
     with pytest.raises(ValueError, match="regex"):
         tok.to_encoding()
+
+
+# -- found by a fuzzing helper against a reference written from SPEC alone (2026-12-06) --------
+LOWERCASE_FLAVOURS = [dict(), dict(byte_level=True), dict(pretokenizer="gpt2"), dict(pretokenizer=None),
+                      dict(end_of_word="symbol")]
+
+
+@pytest.mark.parametrize("options", LOWERCASE_FLAVOURS)
+def test_lowercase_cuts_special_tokens_in_encode_as_training_does(backend, options):
+    # Training lowercases each piece between special tokens and cuts it
+    # again ("<S>" becomes the special "<s>", never trained on); encode
+    # must cut the same places, or a tokenizer cannot encode its own
+    # training text ("ab<S>cd" gave three <UNK>s and "ab" split apart).
+    tok = pybpe.BPETokenizer(vocab_size=300 if options.get("byte_level") else 40, lowercase=True,
+                             special_tokens=["<s>"], backend=backend, **options)
+    tok.train(["ab<S>cd ab cd"])
+    special = tok.token_to_id["<s>"]
+    lowered = tok.encode("ab<s>cd", allowed_special="all")
+    assert special in lowered
+    assert tok.encode("ab<S>cd", allowed_special="all") == lowered
+    assert tok.encode("AB<S>CD", allowed_special="all") == lowered
+    with pytest.raises(ValueError, match="special token"):
+        tok.encode("ab<S>cd")  # disallowed, as "ab<s>cd" is
+    assert tok.encode("ab<S>cd", disallowed_special=()) == tok.encode("ab<s>cd", disallowed_special=())
+    assert tok.encode_batch(["ab<S>cd"], allowed_special="all") == [lowered]
+    if not options.get("byte_level"):
+        assert 0 not in tok.encode("ab<S>cd ab cd", allowed_special="all")  # no <UNK> in its own text
+
+
+def test_lowercase_keeps_an_uppercase_special_token_as_written(backend):
+    # A special token with capitals is found as written first, as training
+    # finds it, before the text between is lowercased.
+    tok = pybpe.BPETokenizer(vocab_size=40, lowercase=True, special_tokens=["<S>"], backend=backend)
+    tok.train(["xy<S>zw"])
+    assert tok.encode("XY<S>ZW", allowed_special="all") == (
+        tok.encode("xy") + [tok.token_to_id["<S>"]] + tok.encode("zw"))
+
+
+@pytest.mark.parametrize("specials", [{"<pad>", "<eos>", "<bos>"}, frozenset({"<a>", "<b>"})])
+def test_special_tokens_must_be_ordered(backend, specials):
+    # Their order gives their IDs: a set's order changes with the hash seed.
+    with pytest.raises(TypeError, match="order"):
+        pybpe.BPETokenizer(vocab_size=30, special_tokens=specials, backend=backend)
+
+
+def test_read_accessors_do_not_expose_the_state(backend):
+    tok = chapter(backend, 25)
+    vocab, merges, counts = tok.vocab, tok.merges, tok.merge_counts
+    before = (list(vocab), list(merges), list(counts), tok.decode([21, 22]), tok.vocab_size)
+    vocab[21] = "XX"
+    vocab.append("extra")
+    merges.clear()
+    counts[0] = 999
+    assert (tok.vocab, tok.merges, tok.merge_counts, tok.decode([21, 22]), tok.vocab_size) == before
+    with pytest.raises(TypeError):
+        tok.token_to_id["XX"] = 3
+    with pytest.raises(TypeError):
+        tok.id_to_token[3] = "XX"
+    assert tok.token_to_id["lo"] == 21 and tok.id_to_token.get(21) == "lo"
+    assert dict(tok.token_to_id) == {t: i for i, t in reversed(list(enumerate(tok.vocab)))}
+
+
+@pytest.mark.parametrize("options", [dict(end_of_word=None, marker="</w>"), dict(byte_level=True, marker="</w>"),
+                                     dict(byte_level=True, marker=" ")])
+def test_a_marker_without_an_end_of_word_is_refused(backend, options):
+    with pytest.raises(ValueError, match="marker"):
+        pybpe.BPETokenizer(backend=backend, **options)
+
+
+def test_train_takes_the_chapters_vocab_size_argument(backend):
+    # TinyTorch Module 10: train(corpus, vocab_size=None), and its factory
+    # calls tokenizer.train(corpus, vocab_size).
+    tok = pybpe.BPETokenizer(vocab_size=1000, backend=backend)
+    tok.train(CORPUS, 25)
+    assert tok.target_vocab_size == 25
+    assert tok.merges == chapter(backend, 25).merges
+    tok.train(CORPUS)  # keeps the size it was given
+    assert tok.vocab_size == 25
+    with pytest.raises(ValueError):
+        tok.train(CORPUS, -1)
+    assert tok.target_vocab_size == 25 and tok.vocab_size == 25  # a bad call changes nothing
+    counted = pybpe.BPETokenizer(vocab_size=1000, backend=backend)
+    counted.train_from_counts(tok.count_words(CORPUS), 25)
+    assert counted.merges == tok.merges
+
+
+def test_the_chapters_helpers(backend):
+    # TinyTorch's unit test calls _get_word_tokens and _get_pairs.
+    tok = pybpe.BPETokenizer(vocab_size=30, marker="</w>", backend=backend)
+    assert tok._get_word_tokens("hello") == ["h", "e", "l", "l", "o</w>"]
+    assert tok._get_word_tokens("") == []
+    assert tok._get_pairs(["h", "e", "l", "l", "o</w>"]) == {("h", "e"), ("e", "l"), ("l", "l"), ("l", "o</w>")}
+    assert pybpe.BPETokenizer(end_of_word="symbol", backend=backend)._get_word_tokens("ab") == ["a", "b", "</w>"]

@@ -439,3 +439,24 @@ def test_batch_and_decode_take_what_the_other_classes_take(backend):
     for bad in ([1.0], [True], ["1"], numpy.array([1.0])):
         with pytest.raises(TypeError):
             tok.decode(bad)
+
+
+# -- as BPETokenizer (found there by a fuzzing helper, 2026-12-06) ----------------------------
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_special_tokens_must_be_ordered_here_too(backend):
+    with pytest.raises(TypeError, match="order"):
+        WordPieceTokenizer(vocab_size=40, special_tokens={"[UNK]", "[CLS]", "[SEP]"}, backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_read_accessors_do_not_expose_the_state_here_too(backend):
+    tok = WordPieceTokenizer(vocab_size=40, backend=backend)
+    tok.train(["hello world", "help the world"])
+    before = (tok.vocab, tok.decode(tok.encode("hello")), tok.vocab_size)
+    vocab = tok.vocab
+    vocab[5] = "XX"
+    vocab.append("extra")
+    assert (tok.vocab, tok.decode(tok.encode("hello")), tok.vocab_size) == before
+    with pytest.raises(TypeError):
+        tok.token_to_id["XX"] = 3
+    assert tok.token_to_id[tok.vocab[5]] == 5

@@ -58,7 +58,8 @@ def rank_table(tok, corpus=CORPUS):
 def format_base_vocab(tok, corpus=CORPUS, per_line=7):
     """The entries before the first merge, `ID 'token'`, a few per line."""
     n_base = len(tok.flavour.base_vocab(set("".join(corpus))))
-    cells = ["%2d %-8s" % (i, repr(tok.vocab[i])) for i in range(n_base)]
+    vocab = tok.vocab  # (a copy each time it is read)
+    cells = ["%2d %-8s" % (i, repr(vocab[i])) for i in range(n_base)]
     lines = ["  " + "  ".join(cells[k:k + per_line]).rstrip() for k in range(0, n_base, per_line)]
     return "base vocabulary (%d entries):\n%s" % (n_base, "\n".join(lines))
 
