@@ -18,7 +18,6 @@ import reprlib
 import sys
 import time
 from itertools import islice
-from types import MappingProxyType
 
 from . import _batch, _bounded, _unicode, _workers, core, model_file, patterns
 from .core.spec.counter import word_units
@@ -165,9 +164,10 @@ class BPETokenizer(Tokenizer):
     # error leaves either the old state or the new one, never a mix.  Readers
     # take `state = self._state` once, which also keeps an encode running in
     # another thread consistent while a train() replaces the state.
-    # The lists below are copies and the mappings read-only views: a caller
-    # who edits what it read must not leave decode and vocab_size seeing one
-    # vocabulary and encode, save and pickle another.
+    # What these give is a copy: a caller who edits what it read must not
+    # leave decode and vocab_size seeing one vocabulary and encode, save and
+    # pickle another.  (Copies, not read-only views: other libraries take
+    # these as plain dicts and lists, as Hugging Face's get_vocab() gives.)
     @property
     def vocab(self):
         """Every token by ID: the regular tokens, then the special tokens (a
@@ -181,13 +181,13 @@ class BPETokenizer(Tokenizer):
 
     @property
     def token_to_id(self):
-        """{token: ID}, a read-only view (a token met twice has its first ID)."""
-        return MappingProxyType(self._state.token_to_id)
+        """{token: ID} (a token met twice has its first ID; a copy)."""
+        return dict(self._state.token_to_id)
 
     @property
     def id_to_token(self):
-        """{ID: token}, a read-only view."""
-        return MappingProxyType(self._state.id_to_token)
+        """{ID: token} (a copy)."""
+        return dict(self._state.id_to_token)
 
     @property
     def merge_counts(self):

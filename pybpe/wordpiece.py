@@ -43,7 +43,6 @@ import re
 import reprlib
 from collections import Counter
 from itertools import islice
-from types import MappingProxyType
 
 from . import _bert, core
 from ._atomic import atomic_write
@@ -115,8 +114,8 @@ class WordPieceTokenizer:
 
     @property
     def token_to_id(self):
-        """{token: ID}, a read-only view."""
-        return MappingProxyType(self._state.token_to_id)
+        """{token: ID} (a copy)."""
+        return dict(self._state.token_to_id)
 
     @property
     def id_to_token(self):
