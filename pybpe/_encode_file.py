@@ -21,12 +21,19 @@ import regex
 from ._atomic import atomic_output
 
 # Where a document may be cut without changing its encoding under the gpt2,
-# cl100k and o200k patterns: between an ASCII letter and " " + ASCII letter
-# (every pattern ends a letter run at the space and starts " x..." as a new
-# piece), or after a non-space + "\n" when an ASCII letter follows (the
-# newline is a piece of its own, or ends a punctuation piece, either way).
-# Searched from the end (regex's reverse mode) to find the last such place.
-SAFE_CUT = regex.compile(r"(?r)(?<=[A-Za-z])(?= [A-Za-z])|(?<=\S\n)(?=[A-Za-z])")
+# cl100k and o200k patterns (every place found is where a piece ends, for
+# any text after it: tests/test_encode_speed_paths.py checks it on text of
+# every kind against the patterns themselves):
+#   - between a letter and " " + a letter, in any script: every pattern ends
+#     a run of letters at the space and starts " x..." as a new piece;
+#   - after a non-space and "\n", before a non-space other than "/": the
+#     newline is a piece of its own, or ends a punctuation piece (whose
+#     trailing [\r\n]* stops there; o200k's [\r\n/]* would take a "/").
+# Scripts without spaces between words (Chinese, Japanese) are cut at their
+# line ends.  Before, only ASCII letters around the cut counted, so a file
+# of CJK, Cyrillic or Greek text was one document held whole.  Searched
+# from the end (regex's reverse mode) to find the last such place.
+SAFE_CUT = regex.compile(r"(?r)(?<=\p{L})(?= \p{L})|(?<=\S\n)(?=[^\s/])")
 
 # Characters before new text that a safe cut there may need to see (its
 # lookbehind looks two back).

@@ -880,15 +880,17 @@ class Encoding:
         append_eot: False to write no separator tokens (then the encoding
             needs no <|endoftext|>).
         progress: True to draw a progress bar on stderr.
-        chunk_size: characters read at a time.  Memory stays about a few
-            times this, whatever the file's size.
+        chunk_size: bytes read at a time.  Memory stays about a few times
+            this, whatever the file's size.
 
         The result equals encoding each whole document: text is only cut
-        between an ASCII letter and " " + an ASCII letter, or after a
-        non-space + newline before an ASCII letter -- places where the gpt2,
-        cl100k and o200k patterns always cut and whose left part they split
-        the same way alone (tests/test_encode_file.py checks it).  A document
-        with no such place is held whole.  For other patterns the same cuts
+        between a letter and " " + a letter (any script), or after a
+        non-space + newline before a non-space other than "/" -- places
+        where the gpt2, cl100k and o200k patterns always cut and whose left
+        part they split the same way alone (tests/test_encode_speed_paths.py
+        checks it).  So text without spaces between words (Chinese,
+        Japanese) is cut at its line ends; a document with no such place
+        (one long line of it, minified JSON) is held whole.  For other patterns the same cuts
         are used; a pattern that can match across them would differ.
         out_path may be a path or a binary file object (sys.stdout.buffer).
         A file is written to a temporary file committed at the end, so a

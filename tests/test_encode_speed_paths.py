@@ -649,3 +649,46 @@ def test_encode_file_reads_each_character_a_bounded_number_of_times(tmp_path, mo
     n = enc.encode_file(src, out, document_separator=sep, chunk_size=4096, dtype="uint32")
     assert _read(out, "uint32") == _expected(enc, text, sep) and n == len(_expected(enc, text, sep))
     assert sum(scanned) <= 2 * len(text), (sum(scanned), len(text))
+
+
+# -- encode_file's safe cuts (pybpe/_encode_file.py, SAFE_CUT) -------------------------------
+# Text of every script, not only ASCII Latin: a fuzzing helper found that a
+# CJK or Cyrillic file (newlines, no ASCII letters) had no safe cut, so
+# encode_file and `pybpe count` held it whole (a 512 MB CJK file: 3.5 GB).
+_CUT_ALPHABET = st.sampled_from(list("ab Z9\n\n\r/.,'-_ \t") + ["本", "日", "é", "Ж", "ж", "\u0301", "١",
+                                                                     "²", "😀", "\u00a0", "\u2028", "ǅ"])
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_CUT_ALPHABET, max_size=60).map("".join))
+def test_safe_cuts_split_every_preset_as_the_whole_text_splits(text):
+    # At each safe cut k, the pieces of text[:k] then those of text[k:] are
+    # the pieces of the whole text: so are their IDs.
+    import regex
+    from pybpe import _encode_file, patterns
+    cuts = sorted({m.start() for m in _encode_file.SAFE_CUT.finditer(text)})
+    for pat in (patterns.GPT2, patterns.CL100K, patterns.O200K):
+        pieces = regex.compile(pat).findall
+        for k in cuts:
+            assert pieces(text[:k]) + pieces(text[k:]) == pieces(text), (pat[:20], text, k)
+
+
+@pytest.mark.parametrize("line", ["本日は晴天なり。今日も良い天気です。", "Съешь же ещё этих мягких булок, да выпей чаю.",
+                                  "Λορεμ ιπσυμ δολορ σιτ αμετ", "שלום עולם, מה שלומך"])
+def test_encode_file_cuts_text_of_every_script(tmp_path, monkeypatch, line):
+    from pybpe import _encode_file
+    longest = []
+    real = _encode_file._parts
+
+    def parts(*args, **kwargs):
+        for text, ends in real(*args, **kwargs):
+            longest.append(len(text))
+            yield text, ends
+    monkeypatch.setattr(_encode_file, "_parts", parts)
+    enc = get_encoding("o200k_base")
+    text = "".join(line + "\n" for _ in range(3000))
+    src, out = tmp_path / "in.txt", tmp_path / "out.bin"
+    src.write_text(text, encoding="utf-8")
+    n = enc.encode_file(src, out, chunk_size=4096, dtype="uint32")
+    assert _read(out, "uint32") == enc.encode_ordinary(text) + [enc.eot_token] and n == len(_read(out, "uint32"))
+    assert max(longest) <= 4 * 4096, max(longest)  # in pieces of about a read, not whole
