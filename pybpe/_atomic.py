@@ -164,12 +164,23 @@ class _Replacement:
         _sync_folder(self.folder)
 
     def close(self):
-        if self.file is not None:
-            self.file.close()
-        if self.tmp_name is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(self.tmp_name)
-            self.tmp_name = None
+        # Closing flushes what is still buffered; after a failed write (a
+        # full disk) that fails again, and its error -- naming no file --
+        # replaced the caller's and skipped the removal below.  The data is
+        # being discarded anyway: only the descriptor matters here.
+        try:
+            if self.file is not None:
+                try:
+                    self.file.close()
+                except OSError:
+                    pass
+        finally:
+            if self.tmp_name is not None:
+                try:
+                    os.unlink(self.tmp_name)
+                except OSError:
+                    pass
+                self.tmp_name = None
 
 
 def _fresh_name(folder, name):
@@ -207,8 +218,13 @@ def _namer(folder, name):
                     except OSError:
                         continue
                     finally:
-                        with contextlib.suppress(OSError):
+                        # try/except, not contextlib.suppress: an interrupt
+                        # is delivered on the way into a Python function,
+                        # and one there skipped the removal.
+                        try:
                             os.unlink(probe)
+                        except OSError:
+                            pass
             finally:
                 os.close(fd)
         _NAMERS[dev] = namer

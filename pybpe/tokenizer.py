@@ -10,7 +10,6 @@ model file that save writes and load reads is pybpe/model_file.py; file
 formats for other tools (tiktoken, GPT-2, Hugging Face) are in pybpe/formats.py.
 """
 import codecs
-import functools
 import io
 import operator
 import os
@@ -460,6 +459,10 @@ class BPETokenizer(Tokenizer):
         token "<s>" (allowed, disallowed or plain text like "<s>")."""
         state = self._require_trained()
         _check_text(text)
+        return self._encode(state, text, allowed_special, disallowed_special)
+
+    def _encode(self, state, text, allowed_special, disallowed_special):
+        # encode on a given state (a batch reads it once for all its texts).
         allowed = self._allowed(allowed_special, disallowed_special, text)
         if self.flavour.lowercase and self.special_tokens:
             disallowed = special_sets(allowed_special, disallowed_special, self.special_tokens)[1]
@@ -574,17 +577,19 @@ class BPETokenizer(Tokenizer):
         options = dict(padding=padding, truncation=truncation, max_length=max_length, pad_id=pad_id,
                        add_special_tokens=add_special_tokens, return_attention_mask=return_attention_mask,
                        return_numpy=return_numpy, padding_side=padding_side)
-        rows = self._encode_batch(texts, num_threads, allowed_special, disallowed_special)
+        state = self._require_trained()  # once: one batch, one vocabulary, whatever trains meanwhile
+        rows = self._encode_batch(state, texts, num_threads, allowed_special, disallowed_special)
         if not _batch.wanted(**options):
             return rows
-        size = self.vocab_size
+        size = len(state.vocab)
 
         def check_id(i, what):
             if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < size:
                 raise InvalidTokenError("%s=%r is not a token ID (this vocabulary has IDs 0..%d)"
                                         % (what, i, size - 1))
-        pad = self.pad_id if self.pad_id is not None else self.eos_id  # as Encoding.encode_batch
-        return _batch.shape(rows, bos_id=self.bos_id, eos_id=self.eos_id, default_pad_id=pad,
+        ids = state.special_ids
+        pad = ids.get("<pad>", ids.get("<eos>"))  # as Encoding.encode_batch
+        return _batch.shape(rows, bos_id=ids.get("<bos>"), eos_id=ids.get("<eos>"), default_pad_id=pad,
                             check_id=check_id, **options)
 
     @property
@@ -602,8 +607,7 @@ class BPETokenizer(Tokenizer):
         """The ID of the special token "<eos>", or None."""
         return self._state.special_ids.get("<eos>")
 
-    def _encode_batch(self, texts, num_threads, allowed_special, disallowed_special):
-        self._require_trained()
+    def _encode_batch(self, state, texts, num_threads, allowed_special, disallowed_special):
         if isinstance(texts, (str, bytes)):
             raise TypeError("texts must be a list of str, not a single %s (wrap it: [text])"
                             % type(texts).__name__)
@@ -611,8 +615,8 @@ class BPETokenizer(Tokenizer):
         for index, text in enumerate(texts):
             _check_text(text, "texts[%d]" % index)
         self._allowed(allowed_special, disallowed_special)  # bad arguments fail before any work
-        encode = functools.partial(self.encode, allowed_special=allowed_special,
-                                   disallowed_special=disallowed_special)
+        def encode(text):
+            return self._encode(state, text, allowed_special, disallowed_special)
         if num_threads is None:
             num_threads = _workers.cpus()
         if num_threads == 1 or len(texts) < 2 or not self._core.COMPILED:

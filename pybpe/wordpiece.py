@@ -243,9 +243,13 @@ class WordPieceTokenizer:
         (when they are special tokens).  Special tokens in the text are
         matched only when allowed (`allowed_special="all"` or a set of
         them), before normalizing; elsewhere they are text."""
+        return self._encode(self._require_trained(), text, add_special_tokens, allowed_special)
+
+    def _encode(self, state, text, add_special_tokens, allowed_special):
+        # encode on a given state (a batch reads it once for all its texts,
+        # so a train() in another thread cannot give it two vocabularies).
         if not isinstance(text, str):
             raise TypeError("text must be str, not %s" % type(text).__name__)
-        state = self._require_trained()
         allowed = self._allowed(allowed_special)
         parts = [text] if not allowed else _special_regex(allowed).split(text)
         ids = [state.token_to_id["[CLS]"]] if add_special_tokens and "[CLS]" in self.special_tokens else []
@@ -272,15 +276,16 @@ class WordPieceTokenizer:
 
     def tokenize(self, text):
         """Text -> the token strings (encode, spelt out)."""
-        vocab = self._require_trained().vocab
-        return [vocab[i] for i in self.encode(text)]
+        state = self._require_trained()
+        return [state.vocab[i] for i in self._encode(state, text, False, frozenset())]
 
     def encode_batch(self, texts, *, add_special_tokens=False):
         """encode each text (greedy matching is dictionary lookups: no threads)."""
         if isinstance(texts, (str, bytes)):
             raise TypeError("texts must be a list of str, not a single %s (wrap it: [text])"
                             % type(texts).__name__)
-        return [self.encode(t, add_special_tokens=add_special_tokens) for t in texts]
+        state = self._require_trained()
+        return [self._encode(state, t, add_special_tokens, frozenset()) for t in texts]
 
     def decode(self, ids, *, skip_special_tokens=False):
         """IDs -> text: pieces joined with spaces, a continuation piece glued

@@ -780,3 +780,43 @@ def test_a_model_name_names_the_tokenizer_as_the_first_argument_too(tmp_path):
     assert b"o200k_base" in ok("inspect", "gpt-4o").stdout
     err = run("encode", "gpt-9000-turbo", "hi", check=2).stderr.decode()
     assert "no tokenizer file or encoding named 'gpt-9000-turbo'" in err
+
+
+# -- found by a fuzzing helper on file safety (2026-12-06) -------------------------------
+def test_stats_plot_never_overwrites_the_model_or_a_text(files):
+    # `stats -t model.json held.txt --plot model.json` replaced the model
+    # with a PNG (exit 0); --plot on the text was refused only after the
+    # work, as an internal error (exit 3).
+    tmp, corpus, held = files
+    model = tmp / "m.json"
+    ok("train", corpus, "-o", model, "--vocab-size", 80, "-q")
+    before = model.read_bytes()
+    link = tmp / "link.json"
+    link.symlink_to(model)
+    for target in (model, link):
+        done = run("stats", "-t", model, held, "--plot", target, check=1)
+        assert b"is the input" in done.stderr
+    assert model.read_bytes() == before
+    done = run("stats", "gpt2", held, "--plot", held, check=1)
+    assert b"is the input" in done.stderr and held.read_text(encoding="utf-8") == HELDOUT
+
+
+@pytest.mark.parametrize("command", [["encode", "gpt2", "-i", "{text}"], ["encode", "-t", "{model}", "hello"],
+                                     ["decode", "gpt2", "-i", "{ids}"], ["count", "gpt2", "{text}"]])
+def test_stdout_that_is_an_input_is_refused(files, command):
+    # `pybpe encode gpt2 -i notes.txt >> notes.txt` encoded its own output
+    # for ever (22 MB in 3 s); with -o /dev/stdout it was refused already.
+    tmp, corpus, held = files
+    model = tmp / "m.json"
+    ok("train", corpus, "-o", model, "--vocab-size", 80, "-q")
+    ids = tmp / "ids.txt"
+    ids.write_text("31373 995\n")
+    paths = {"text": held, "model": model, "ids": ids}
+    args = [a.format(**paths) for a in command]
+    victim = next(paths[k] for k in ("text", "model", "ids") if "{%s}" % k in " ".join(command))
+    before = victim.read_bytes()
+    with open(victim, "ab") as out:
+        done = subprocess.run([SCRIPT] + args, stdout=out, stderr=subprocess.PIPE, timeout=60)
+    assert done.returncode == 1, done.stderr
+    assert b"standard output is the input" in done.stderr
+    assert victim.read_bytes() == before

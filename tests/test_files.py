@@ -551,3 +551,61 @@ def test_interrupt_anywhere_in_a_write_leaves_no_temp(tmp_path, backend, temp_ki
         sweep(at)
         assert dest.read_bytes() in (b"old", want), at
         assert sorted(os.listdir(tmp_path)) == ["model.json", "new.json"], at
+
+
+# -- found by a fuzzing helper on file safety (2026-12-06) -------------------------------
+def test_disk_filling_mid_write_names_the_destination_and_leaves_no_temp(writer, temp_kind):
+    # The disk fills after part of the data (RLIMIT_FSIZE stands in for it,
+    # as on a real full tmpfs): the named error was replaced by the
+    # unnamed one of flushing the rest again on close, and the named
+    # temporary file was left behind.
+    import resource
+    write, _, folder = writer
+    dest = folder / "out"
+    dest.write_bytes(b"old")
+    old_handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (200, hard))
+    try:
+        with pytest.raises(OSError) as info:
+            write(str(dest))
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        signal.signal(signal.SIGXFSZ, old_handler)
+    assert info.value.errno == errno.EFBIG and info.value.filename == str(dest), repr(info.value)
+    assert dest.read_bytes() == b"old"
+    assert leftovers(folder, "out") == []
+
+
+def test_interrupt_while_probing_unnamed_files_leaves_no_probe(tmp_path, monkeypatch):
+    # The first write to a file system links a probe file and removes it.
+    # An interrupt at each call the probe makes (Ctrl-C is delivered on
+    # the way into a Python function) must leave no file: one on the way
+    # into contextlib.suppress, around the removal, left the probe.
+    if not _atomic._TMPFILE:
+        pytest.skip("no O_TMPFILE on this system: nothing is probed")
+    for n in range(1, 50):
+        monkeypatch.setattr(_atomic, "_NAMERS", {})
+        folder = tmp_path / str(n)
+        folder.mkdir()
+        calls = [0]
+
+        def tracer(frame, event, arg):
+            if event == "call" and frame.f_back is not None and frame.f_back.f_code.co_name == "_namer":
+                calls[0] += 1
+                if calls[0] == n:
+                    raise KeyboardInterrupt
+            return None
+        sys.settrace(tracer)
+        try:
+            _atomic.atomic_write(str(folder / "out"), b"data")
+            interrupted = False
+        except KeyboardInterrupt:
+            interrupted = True
+        finally:
+            sys.settrace(None)
+        assert os.listdir(folder) == ([] if interrupted else ["out"]), n
+        if not interrupted:
+            break
+    else:
+        pytest.fail("every call was interrupted")

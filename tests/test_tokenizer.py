@@ -6,6 +6,7 @@ alone when the extension is absent) -- one suite, two implementations.
 """
 import json
 import os
+import sys
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -508,3 +509,38 @@ def test_the_chapters_helpers(backend):
     assert tok._get_word_tokens("") == []
     assert tok._get_pairs(["h", "e", "l", "l", "o</w>"]) == {("h", "e"), ("e", "l"), ("l", "l"), ("l", "o</w>")}
     assert pybpe.BPETokenizer(end_of_word="symbol", backend=backend)._get_word_tokens("ab") == ["a", "b", "</w>"]
+
+
+def test_a_batch_comes_from_one_vocabulary_while_another_thread_trains(backend):
+    # encode_batch read the tokenizer's state once per text, so a train()
+    # in another thread could give half a batch from each vocabulary
+    # (found by a fuzzing helper).  The state is read once per batch now.
+    import threading
+    a_corpus, b_corpus = ["the cat sat on the mat"] * 3, ["newest widest wider", "that is that hat"] * 3
+    texts = ["the lowest cat sat on the widest hat"] * 8
+    tok = pybpe.BPETokenizer(vocab_size=45, special_tokens=["<pad>"], backend=backend)
+    tok.train(a_corpus)
+    a = tok.encode(texts[0])
+    tok.train(b_corpus)
+    b = tok.encode(texts[0])
+    assert a != b
+    stop = threading.Event()
+
+    def retrain():
+        while not stop.is_set():
+            tok.train(a_corpus)
+            tok.train(b_corpus)
+    worker = threading.Thread(target=retrain, daemon=True)
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # the threads take turns often: the race shows within a few batches
+    worker.start()
+    try:
+        for _ in range(300):
+            rows = tok.encode_batch(texts, num_threads=2)
+            assert rows in ([a] * 8, [b] * 8)
+            padded = tok.encode_batch(texts[:2] + ["the"], padding=True)["input_ids"]
+            assert padded[:2] in ([a] * 2, [b] * 2)
+    finally:
+        stop.set()
+        worker.join()
+        sys.setswitchinterval(interval)

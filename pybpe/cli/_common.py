@@ -22,6 +22,7 @@ import contextlib
 import functools
 import io
 import os
+import stat
 import sys
 import time
 
@@ -408,8 +409,20 @@ def output(path, inputs=()):
 
 
 def check_not_input(path, inputs):
-    """UsageError when output `path` is the same file as one of `inputs`."""
+    """UsageError when output `path` is the same file as one of `inputs`;
+    "-" (or None) is standard output, which the shell may have opened on
+    one (`pybpe encode gpt2 -i notes.txt >> notes.txt` read its own output
+    for ever), as `cat f >> f` refuses."""
     if path in (None, "-"):
+        stdout = _stdout_file()
+        for source in inputs if stdout is not None else ():
+            try:
+                st = os.stat(source) if source != "-" else None
+            except OSError:
+                continue
+            if st is not None and (st.st_dev, st.st_ino) == (stdout.st_dev, stdout.st_ino):
+                raise UsageError("standard output is the input %s: writing there would destroy it "
+                                 "(send the output elsewhere, or give -o FILE)" % source)
         return
     for source in inputs:
         if source != "-" and os.path.isfile(source) and os.path.exists(path):
@@ -419,6 +432,15 @@ def check_not_input(path, inputs):
                 continue
             if same:
                 raise UsageError("output %s is the input %s: writing it would destroy the input" % (path, source))
+
+
+def _stdout_file():
+    """The stat of standard output when it is a regular file, else None."""
+    try:
+        st = os.fstat(sys.stdout.fileno())
+    except (AttributeError, OSError, ValueError):  # no file behind it (a test's StringIO), or closed
+        return None
+    return st if stat.S_ISREG(st.st_mode) else None
 
 
 class _Unclosable(io.RawIOBase):

@@ -15,7 +15,8 @@ import os
 import sys
 
 from .. import patterns
-from ._common import InputError, add_tokenizer_options, read_lines, read_text, tokenizer_and_files
+from ._common import (InputError, add_tokenizer_options, check_not_input, read_lines, read_text,
+                      tokenizer_and_files)
 
 # The patterns whose encodings Encoding.encode_file may cut the text for.
 _STREAMED_PATTERNS = {patterns.GPT2, patterns.GPT2_POSSESSIVE, patterns.CL100K, patterns.O200K}
@@ -44,6 +45,7 @@ def add_parsers(sub, common):
 
 def run(args):
     tok, paths = tokenizer_and_files(args)
+    check_not_input("-", paths + ([tok.path] if tok.path else []))
     rows = []
     for path in paths:
         name = "" if path == "-" and len(paths) == 1 else path

@@ -21,7 +21,7 @@ import sys
 import tempfile
 
 from .._atomic import atomic_write
-from ._common import UsageError, Tok, add_tokenizer_options, read_text, tokenizer_and_files
+from ._common import UsageError, Tok, add_tokenizer_options, check_not_input, read_text, tokenizer_and_files
 from .inspection import merges_of
 
 EXAMPLES = """\
@@ -51,7 +51,10 @@ def run(args):
     tok, paths = tokenizer_and_files(args)
     if args.points < 1:
         raise UsageError("--points must be at least 1")
+    inputs = paths + ([tok.path] if tok.path else [])
+    check_not_input("-", inputs)
     if args.plot is not None:
+        check_not_input(args.plot, inputs)  # before the work: never the model or a text
         if tok.is_wordpiece:
             raise UsageError("--plot draws BPE's merges one by one; WordPiece encodes longest match first, "
                              "not merge by merge")
@@ -82,7 +85,8 @@ def run(args):
                                      "lossy: decode gives other text (whitespace, case or <UNK>)"))
     if args.plot is not None:
         curve = merge_curve(tok, texts, args.points, args.special, args.backend)
-        atomic_write(args.plot, plot_png(curve, n_words, "%s on %s" % (tok.label, names)), inputs=paths)
+        atomic_write(args.plot, plot_png(curve, n_words, "%s on %s" % (tok.label, names)),
+                     inputs=[p for p in inputs if p != "-"])
         out.write("plot         %s: %d points, %d to %d tokens\n"
                   % (args.plot, len(curve), curve[0][2], curve[-1][2]))
     return 0
