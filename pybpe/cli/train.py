@@ -14,7 +14,8 @@ import time
 
 from .. import BPETokenizer, patterns
 from .._atomic import resolve_target
-from ._common import InputError, Progress, UsageError, check_not_input, input_size, megabytes, read_lines
+from ._common import (InputError, Progress, UsageError, check_not_input, input_size, megabytes,
+                      read_line_texts)
 
 EXAMPLES = """\
 examples:
@@ -106,7 +107,7 @@ def run(args):
         of = " of %s (%.0f%%)" % (megabytes(total), 100 * done[0] / total) if total else ""
         progress.update("reading %s%s" % (megabytes(done[0]), of))
 
-    texts = (text + ending for _, _, text, ending in read_lines(args.inputs, count))
+    texts = read_line_texts(args.inputs, count)  # a text per line, read a block at a time
     start = time.perf_counter()
     tok.train(texts, progress=not args.quiet)
     progress.done()
