@@ -39,8 +39,10 @@ SAFE_CUT = regex.compile(r"(?r)(?<=\p{L})(?= \p{L})|(?<=\S\n)(?=[^\s/])")
 # lookbehind looks two back).
 _CUT_CONTEXT = 3
 
-# How often the progress line is redrawn, in seconds.
+# How often the progress line is redrawn on a terminal, and a plain line
+# written elsewhere, in seconds.
 _PROGRESS_EVERY = 0.25
+_PLAIN_EVERY = 5.0
 
 _DTYPES = {"uint16": ("H", 2, 65536), "uint32": ("I", 4, 2**32)}
 
@@ -91,7 +93,14 @@ def _parts(f, separator, chunk_size, progress):
         raw = f.read(chunk_size)
         bytes_read += len(raw)
         progress(bytes_read)
-        text = carry + decoder.decode(raw, final=not raw)
+        held = len(decoder.getstate()[0])  # bytes of a character the last read cut
+        try:
+            text = carry + decoder.decode(raw, final=not raw)
+        except UnicodeDecodeError as exc:
+            # exc.start counts from this read: say where in the file it is
+            at = bytes_read - len(raw) - held + exc.start
+            raise UnicodeDecodeError(exc.encoding, exc.object, exc.start, exc.end,
+                                     "%s at byte %d of the file" % (exc.reason, at)) from None
         start = 0
         if separator:
             while True:
@@ -128,25 +137,40 @@ def _parts(f, separator, chunk_size, progress):
 
 
 class _Progress:
-    """A one-line progress bar on stderr: percent, MB read, MB/s."""
+    """The progress report on stderr: percent, MB read, MB/s.  On a terminal
+    a bar redrawn in place; anywhere else (a log file, a pipe) a plain line
+    every _PLAIN_EVERY seconds and at the end, never "\r" (as training's
+    and the command line's reports)."""
 
     def __init__(self, total, enabled):
         self.total, self.enabled = total, enabled
+        self.tty = enabled and _isatty(sys.stderr)
         self.start = self.last = time.perf_counter()
 
     def __call__(self, done, final=False):
         now = time.perf_counter()
-        if not self.enabled or (not final and now - self.last < _PROGRESS_EVERY):
+        every = _PROGRESS_EVERY if self.tty else _PLAIN_EVERY
+        if not self.enabled or (not final and now - self.last < every):
             return
         self.last = now
         frac = done / self.total if self.total else 1.0
-        bar = "#" * int(30 * frac)
         rate = done / max(now - self.start, 1e-9) / 1e6
-        sys.stderr.write("\rencode_file [%-30s] %5.1f%% %.1f/%.1f MB %.1f MB/s"
-                         % (bar, 100 * frac, done / 1e6, self.total / 1e6, rate))
-        if final:
-            sys.stderr.write("\n")
+        if self.tty:
+            sys.stderr.write("\rencode_file [%-30s] %5.1f%% %.1f/%.1f MB %.1f MB/s"
+                             % ("#" * int(30 * frac), 100 * frac, done / 1e6, self.total / 1e6, rate))
+            if final:
+                sys.stderr.write("\n")
+        else:
+            sys.stderr.write("encode_file %5.1f%% %.1f/%.1f MB %.1f MB/s\n"
+                             % (100 * frac, done / 1e6, self.total / 1e6, rate))
         sys.stderr.flush()
+
+
+def _isatty(stream):
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # no isatty, or a closed stream
+        return False
 
 
 def encode_file(enc, encode_array, path, out_path, *, document_separator=None, dtype=None,

@@ -578,6 +578,8 @@ def test_encode_file_atomic_and_progress(tmp_path, capsys):
     get_encoding("gpt2").encode_file(src, out, progress=True, chunk_size=100)
     err = capsys.readouterr().err
     assert "100.0%" in err and err.endswith("\n")
+    # stderr is no terminal here: plain lines, no "\r" in a log (found by a fuzzing helper)
+    assert "\r" not in err and "\x1b" not in err
 
 
 # -- large vocabularies: the filters in front of the token and pair tables -----------
@@ -692,3 +694,16 @@ def test_encode_file_cuts_text_of_every_script(tmp_path, monkeypatch, line):
     n = enc.encode_file(src, out, chunk_size=4096, dtype="uint32")
     assert _read(out, "uint32") == enc.encode_ordinary(text) + [enc.eot_token] and n == len(_read(out, "uint32"))
     assert max(longest) <= 4 * 4096, max(longest)  # in pieces of about a read, not whole
+
+
+@pytest.mark.parametrize("data, at", [(b"abc " * 5000 + b"\xff rest", 20000), (b"ok\n" * 3000 + b"\xe3\x81", 9000),
+                                      (b"\xc3\xa9" * 4000 + b"\xc3(", 8000)])
+def test_encode_file_says_where_in_the_file_the_bad_byte_is(tmp_path, data, at):
+    # The offset was the one inside the read (a bad byte at 129,089,659
+    # was reported at 3,260,539; a file ending mid-character at 0).
+    src, out = tmp_path / "in.txt", tmp_path / "out.bin"
+    src.write_bytes(data)
+    with pytest.raises(UnicodeDecodeError) as info:
+        get_encoding("gpt2").encode_file(src, out, chunk_size=4096)
+    assert "at byte %d of the file" % at in str(info.value), str(info.value)
+    assert not out.exists()
