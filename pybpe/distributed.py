@@ -65,11 +65,13 @@ _GZIP_MAGIC, _ZSTD_MAGIC = b"\x1f\x8b", b"\x28\xb5\x2f\xfd"
 # A UTF-8 text file cannot start with either magic (0x8b and 0xb5 are
 # continuation bytes), so the first bytes tell a compressed file for sure.
 
-# encode_file's safe cuts (_encode_file.SAFE_CUT) in bytes, ASCII only: between
-# an ASCII letter and " " + ASCII letter, or after printable ASCII + "\n" before
-# an ASCII letter.  Every match here is a SAFE_CUT match of the decoded text,
-# and ASCII bytes never occur inside a multi-byte character.
-_SAFE_CUT_BYTES = regex.compile(rb"(?<=[A-Za-z])(?= [A-Za-z])|(?<=[!-~]\n)(?=[A-Za-z])")
+# encode_file's safe cuts (_encode_file.SAFE_CUT), searched forwards: a
+# partition starts at the first one at or after its offset (_safe_cut).
+_SAFE_CUT_FORWARD = regex.compile(_encode_file.SAFE_CUT.pattern.replace("(?r)", "", 1))
+# Bytes read before an offset: the cut's lookbehind looks two characters
+# back (up to 8 bytes), after up to 3 continuation bytes are skipped to
+# start at a character.
+_BEHIND = 12
 
 _INDEX, _DONE = "index.json", ".done"
 _FORMAT = "pybpe-shards"
@@ -450,23 +452,35 @@ def _line_cut(f, offset, size):
 
 def _safe_cut(f, offset, size):
     """The first place at or after `offset` where encode_file may cut a
-    document (_SAFE_CUT_BYTES), or the end of the file."""
+    document (_encode_file.SAFE_CUT), or the end of the file.  The bytes
+    around it are decoded (invalid UTF-8 as escapes, one character a byte,
+    so places map back to bytes; encode_file reports such a byte later),
+    and SAFE_CUT searched in the text: in bytes, only ASCII letters could
+    be told apart, so a CJK file was one partition."""
     if offset <= 0 or offset >= size:
         return min(max(offset, 0), size)
     pos = offset
     while pos < size:
-        lo = max(pos - 2, 0)  # the lookbehind's bytes
+        lo = max(pos - _BEHIND, 0)
         f.seek(lo)
-        data = f.read(pos - lo + _SCAN + 2)
+        data = f.read(pos - lo + _SCAN)
         at_end = lo + len(data) >= size
-        # A match is real (its lookarounds saw real bytes); a place whose
-        # lookahead runs past the window is tried again in the next one.
-        match = _SAFE_CUT_BYTES.search(data, pos - lo)
-        if match:
-            return lo + match.start()
+        skip = 0
+        while lo and skip < 3 and skip < len(data) and 0x80 <= data[skip] < 0xC0:
+            skip += 1  # inside a character: start at the next
+        text = data[skip:].decode("utf-8", "surrogateescape")
+        done_chars, done_bytes = 0, lo + skip
+        for match in _SAFE_CUT_FORWARD.finditer(text):
+            k = match.start()
+            if not at_end and len(text) - k <= 4:
+                break  # its lookahead may see a character the window cut: look again below
+            done_bytes += len(text[done_chars:k].encode("utf-8", "surrogateescape"))
+            done_chars = k
+            if done_bytes >= pos:
+                return done_bytes
         if at_end:
             return size
-        pos = lo + len(data) - 2
+        pos = lo + len(data) - 8  # (the last characters again, whole this time)
     return size
 
 

@@ -436,3 +436,30 @@ def test_readme_example_runs(tmp_path):
     opening = ast.literal_eval(run.stdout.splitlines()[1])  # the first shard's first 8 tokens, decoded
     assert len(opening) > 8 and HAMLET.startswith(opening)
     assert "encode_to_shards" in run.stderr  # the progress lines
+
+
+CJK_LINES = "".join("%s。今日も良い天気です。\nСъешь же ещё этих мягких булок\n\u3000全角の空白\n/路径\n" % ("本日は晴天なり" * (k % 3 + 1))
+                    for k in range(20))
+
+
+def test_partitions_of_text_in_any_script_are_cut_near_their_offsets(tmp_path, monkeypatch, trained):
+    # Partitions were cut only next to ASCII letters, so a CJK file went to
+    # one worker whole and every other shard was empty (a fuzzing helper:
+    # [196344056, 0, ..., 0, 1] for 16 shards, 5x slower than serial).
+    tok, enc = trained
+    monkeypatch.setattr(os, "fsync", lambda fd: None)
+    path = _write(tmp_path / "t.txt", CJK_LINES)
+    whole = tmp_path / "whole.bin"
+    enc.encode_file(path, whole, chunk_size=7)
+    size = len(CJK_LINES.encode())
+    for blocksize in (7, 64, 500):
+        ids, records = array("H"), []
+        for k, part in enumerate(pd._plan([path], blocksize)["parts"]):
+            records.append(pd._encode_part(enc, part, str(tmp_path), "s%d.bin" % k, "digest",
+                                           {"dtype": "uint16", "document_separator": None, "append_eot": True,
+                                            "chunk_size": 7}))
+            ids.frombytes((tmp_path / ("s%d.bin" % k)).read_bytes())
+        assert ids.tobytes() == whole.read_bytes(), blocksize
+        ranges = [r["end"] - r["start"] for r in records]
+        assert max(ranges) < max(blocksize, 1) + 200, (blocksize, max(ranges))  # a line or so past the offset
+        assert sum(ranges) == size
