@@ -266,10 +266,15 @@ class BPETokenizer(Tokenizer):
         report = report or _Progress(False)
         chars = 0  # of the corpus, for the progress report
         if flavour.pattern is None and flavour.pretokenizer == WHITESPACE:
-            texts = _checked_texts(corpus) if special_re else iter(corpus)
+            # Special tokens are cut from a whole batch of texts at once
+            # (below) when none holds the "\n" that joins them, so a match
+            # lies inside one text; else from each text alone (a regex call
+            # a line: 256 MB of lines took 15 s where 3.8 s without them).
+            per_text = special_re is not None and any("\n" in t for t in self.special_tokens)
+            texts = _checked_texts(corpus) if per_text else iter(corpus)
             if report.enabled:
                 texts = _counted(texts, report)
-            if special_re:
+            if per_text:
                 texts = _cut_specials(special_re, texts, flavour.lowercase)
             raw = None
             if isinstance(corpus, io.TextIOBase) and not special_re and not report.enabled:
@@ -287,7 +292,10 @@ class BPETokenizer(Tokenizer):
                     report.update("count", chars, None)
             else:
                 for batch in _text_lists(texts):
-                    counter.add_text(flavour.prepare("\n".join(batch)))
+                    text = "\n".join(batch)
+                    if special_re is not None and not per_text:
+                        text = "\n".join(_cut_specials(special_re, [text], flavour.lowercase))
+                    counter.add_text(flavour.prepare(text))
             chars = report.counted or chars
         elif preset is not None:
             for batch in _text_lists(iter(corpus)):
