@@ -83,6 +83,16 @@ def cpus():
         return os.cpu_count() or 1
 
 
+def checked(num_threads):
+    """num_threads, an int >= 1; TypeError or ValueError naming it otherwise
+    (0, -1, 1.5 and True were taken silently)."""
+    if isinstance(num_threads, bool) or not isinstance(num_threads, int):
+        raise TypeError("num_threads must be an int >= 1, not %r" % (num_threads,))
+    if num_threads < 1:
+        raise ValueError("num_threads must be an int >= 1, not %d" % num_threads)
+    return num_threads
+
+
 def width(num_threads, n_items):
     """How many threads run() uses for n_items items: num_threads, but no
     more than there are items or CPUs (more threads than CPUs only take

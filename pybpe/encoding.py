@@ -710,6 +710,7 @@ class Encoding:
             [[31373, 995], [5303]]
         """
         texts = _texts(text)
+        num_threads = _workers.checked(num_threads)
         if self._preset is None:
             return self._map(self._encode_plain, [_checked(t, i) for i, t in enumerate(texts)], num_threads)
         for i, t in enumerate(texts):  # every type error before any work
@@ -803,7 +804,7 @@ class Encoding:
         options = dict(padding=padding, truncation=truncation, max_length=max_length, pad_id=pad_id,
                        add_special_tokens=add_special_tokens, return_attention_mask=return_attention_mask,
                        return_numpy=return_numpy, padding_side=padding_side)
-        rows = self._encode_batch(text, num_threads, allowed_special, disallowed_special)
+        rows = self._encode_batch(text, _workers.checked(num_threads), allowed_special, disallowed_special)
         if not _batch.wanted(**options):
             return rows
         pad = self.pad_id if self.pad_id is not None else self.eos_id

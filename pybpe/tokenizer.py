@@ -625,8 +625,7 @@ class BPETokenizer(Tokenizer):
         self._allowed(allowed_special, disallowed_special)  # bad arguments fail before any work
         def encode(text):
             return self._encode(state, text, allowed_special, disallowed_special)
-        if num_threads is None:
-            num_threads = _workers.cpus()
+        num_threads = _workers.cpus() if num_threads is None else _workers.checked(num_threads)
         if num_threads == 1 or len(texts) < 2 or not self._core.COMPILED:
             return [encode(t) for t in texts]
         # The calling thread and the helpers that live across calls

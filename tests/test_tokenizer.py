@@ -581,3 +581,17 @@ def test_special_tokens_are_cut_from_many_lines_as_from_each(backend, specials, 
     tok = pybpe.BPETokenizer(vocab_size=60, special_tokens=specials, lowercase=lowercase, backend=backend)
     counts = tok.count_words(iter(lines))
     assert list(counts.items()) == list(expected.items())
+
+
+@pytest.mark.parametrize("bad, error", [(0, ValueError), (-1, ValueError), (1.5, TypeError), (True, TypeError),
+                                        ("2", TypeError)])
+def test_batch_thread_counts_are_checked(backend, bad, error):
+    # 0, -1, 1.5 and True were taken silently (found by a fuzzing helper).
+    tok = chapter(backend, 25)
+    enc = pybpe.get_encoding("gpt2", backend=backend)
+    for call in (lambda: tok.encode_batch(["low", "lower"], num_threads=bad),
+                 lambda: enc.encode_batch(["low", "lower"], num_threads=bad),
+                 lambda: enc.encode_ordinary_batch(["low", "lower"], num_threads=bad)):
+        with pytest.raises(error, match="num_threads"):
+            call()
+    assert tok.encode_batch(["low"], num_threads=None) == [tok.encode("low")]
