@@ -862,3 +862,17 @@ def test_count_from_stdin_streams_and_agrees_with_a_file(tmp_path, text):
     words = ok("count", "cl100k_base", "-w", stdin=text).stdout.split()
     assert words[:3] == [str(expected).encode(), str(len(text.split())).encode(), str(len(text.encode())).encode()]
     assert b"<stdin>: not valid UTF-8" in run("count", "cl100k_base", stdin=b"ok\xff", check=2).stderr
+
+
+@pytest.mark.parametrize("text", [HELDOUT * 300, "本日は晴天なり。\n" * 400, "no newline", ""])
+def test_encode_whole_streams_with_the_whole_texts_ids(tmp_path, text):
+    # --whole read the file whole (a 258 MB file ran out of memory at 6.4
+    # GB, a fuzzing helper); under the gpt2 / cl100k / o200k encodings it
+    # is read a few MB at a time, with the same line of IDs.
+    src = tmp_path / "in.txt"
+    src.write_text(text, encoding="utf-8")
+    enc = pybpe.get_encoding("o200k_base")
+    expected = " ".join(map(str, enc.encode_ordinary(text))) + "\n"
+    assert ok("encode", "o200k_base", "--whole", "-i", src).stdout.decode() == expected
+    assert ok("encode", "o200k_base", "--whole", stdin=text).stdout.decode() == expected
+    assert b"<stdin>: not valid UTF-8" in run("encode", "o200k_base", "--whole", stdin=b"ok\xff", check=2).stderr

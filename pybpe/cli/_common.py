@@ -26,7 +26,7 @@ import stat
 import sys
 import time
 
-from .. import FormatError
+from .. import FormatError, patterns
 from .._atomic import atomic_output, same_file
 
 # Progress: how often a terminal line is redrawn, and a plain line written.
@@ -364,6 +364,10 @@ def read_lines(paths, on_bytes=None):
     if carry:
         yield carry_path, carry_lineno, decode_utf8(carry, carry_path, carry_lineno), ""
 
+
+# The patterns whose encodings Encoding.encode_file may cut the text for:
+# under them `count` and `encode --whole` read a file a few MB at a time.
+STREAMED = frozenset({patterns.GPT2, patterns.GPT2_POSSESSIVE, patterns.CL100K, patterns.O200K})
 
 # read_line_texts reads this many bytes at a time.
 _BLOCK = 1 << 20

@@ -14,13 +14,9 @@ inputs are read whole.
 import os
 import sys
 
-from .. import patterns
 from .._encode_file import write_ids
-from ._common import (InputError, add_tokenizer_options, check_not_input, read_lines, read_text,
+from ._common import (STREAMED, InputError, add_tokenizer_options, check_not_input, read_lines, read_text,
                       tokenizer_and_files)
-
-# The patterns whose encodings Encoding.encode_file may cut the text for.
-_STREAMED_PATTERNS = {patterns.GPT2, patterns.GPT2_POSSESSIVE, patterns.CL100K, patterns.O200K}
 
 EXAMPLES = """\
 examples:
@@ -50,7 +46,7 @@ def run(args):
     rows = []
     for path in paths:
         name = "" if path == "-" and len(paths) == 1 else path
-        streamed = (not args.special and tok.is_encoding and tok.tokenizer.pat_str in _STREAMED_PATTERNS
+        streamed = (not args.special and tok.is_encoding and tok.tokenizer.pat_str in STREAMED
                     and (os.path.isfile(path) or (path == "-" and not args.words)))
         if streamed:  # (stdin can be read once: with -w, whole as below)
             rows.append((_streamed_tokens(tok.tokenizer, path),) + (_streamed_words(path) if args.words else (0, 0))
