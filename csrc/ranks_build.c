@@ -475,15 +475,25 @@ static int rk_build_tokens(bpe_ranks *r, const unsigned char *bytes,
     return BPE_OK;
 }
 
+/* A zeroed bit filter of at least per_item * n_items bits (a power of two,
+ * 64 to 2^30); *mask gets its number of bits - 1.  NULL when out of memory. */
+static uint64_t *rk_new_filter(size_t per_item, size_t n_items, size_t *mask)
+{
+    size_t bits = 64;
+    uint64_t *filter;
+    while (bits < per_item * n_items && bits < ((size_t)1 << 30))
+        bits *= 2;
+    filter = calloc(bits / 64, sizeof *filter);
+    *mask = bits - 1;
+    return filter;
+}
+
 static int rk_build_tok_filter(bpe_ranks *r)
 {
-    size_t bits = 64, k;
-    while (bits < RK_TOK_FILTER_BITS * r->n_tokens && bits < ((size_t)1 << 30))
-        bits *= 2;
-    r->tok_filter = calloc(bits / 64, sizeof *r->tok_filter);
+    size_t k;
+    r->tok_filter = rk_new_filter(RK_TOK_FILTER_BITS, r->n_tokens, &r->tok_filter_mask);
     if (!r->tok_filter)
         return BPE_ENOMEM;
-    r->tok_filter_mask = bits - 1;
     for (k = 0; k < r->n_tokens; k++) {
         size_t b = rk_tok_filter_bit(r, rk_hash_bytes(r->bytes + r->offsets[k],
                                                        r->offsets[k + 1] - r->offsets[k]));
@@ -494,13 +504,10 @@ static int rk_build_tok_filter(bpe_ranks *r)
 
 static int rk_build_pair_filter(bpe_ranks *r)
 {
-    size_t bits = 64, i;
-    while (bits < RK_PAIR_FILTER_BITS * r->n_pairs && bits < ((size_t)1 << 30))
-        bits *= 2;
-    r->pair_filter = calloc(bits / 64, sizeof *r->pair_filter);
+    size_t i;
+    r->pair_filter = rk_new_filter(RK_PAIR_FILTER_BITS, r->n_pairs, &r->pair_filter_mask);
     if (!r->pair_filter)
         return BPE_ENOMEM;
-    r->pair_filter_mask = bits - 1;
     for (i = 0; i <= r->pair_mask; i++) {
         uint64_t key, c;
         size_t b;
