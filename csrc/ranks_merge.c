@@ -345,7 +345,12 @@ static int rk_merge_windows(const bpe_ranks *r, const unsigned char *p, size_t l
 }
 
 /* Merges one piece p[0..len) (len >= 2) into out; *count gets the number
- * of IDs. */
+ * of IDs.  The scratch grows to the piece only on the ways that index it by
+ * position (the short loop, the run engine, the heap: 44 bytes per byte);
+ * the windows need room for one window, and write the parts straight to
+ * out -- a piece of 256 MB merged in windows used to reserve 11 GB of
+ * address space first, which a limit on it (ulimit -v, overcommit off)
+ * refused. */
 static int rk_merge_piece(const bpe_ranks *r, const unsigned char *p, size_t len,
                           rk_scratch *s, uint32_t *out, size_t *count)
 {
@@ -354,11 +359,11 @@ static int rk_merge_piece(const bpe_ranks *r, const unsigned char *p, size_t len
     int status;
     if (len >= RK_NONE)
         return BPE_ETOOBIG;
-    if ((status = rk_scratch_reserve(s, len)) != BPE_OK)
-        return status;
-    parts = s->sym; /* (after the reserve, which may move it) */
     if (len < BPE__MERGE_HEAP_THRESHOLD) {
+        if ((status = rk_scratch_reserve(s, len)) != BPE_OK)
+            return status;
         n = rk_merge_short(r, p, len, s);
+        parts = s->sym; /* (after the reserve, which may move it) */
         goto done;
     }
     if (len < RK_RUNS_MAX_LEN) {
@@ -366,6 +371,9 @@ static int rk_merge_piece(const bpe_ranks *r, const unsigned char *p, size_t len
         for (i = 1; i < len; i++)
             runs += p[i] != p[i - 1];
         if (runs * RK_RUNS_SHARE <= len) {
+            if ((status = rk_scratch_reserve(s, len)) != BPE_OK)
+                return status;
+            parts = s->sym;
             for (i = 0; i < len; i++)
                 s->sym[i] = r->byte_part[p[i]];
             /* cnt and wid in prio and res, which the long paths leave alone;
@@ -374,12 +382,19 @@ static int rk_merge_piece(const bpe_ranks *r, const unsigned char *p, size_t len
                                 s->prev, s->heap, 3 * s->cap, len);
             goto done;
         }
-        if (r->results_concatenate &&
-            rk_merge_windows(r, p, len, s, out, &n) == BPE_OK) {
-            parts = out;
-            goto done;
+        if (r->results_concatenate) {
+            /* a window, or a meeting check, is at most RK_WINDOW_MAX bytes */
+            if ((status = rk_scratch_reserve(s, RK_WINDOW_MAX)) != BPE_OK)
+                return status;
+            if (rk_merge_windows(r, p, len, s, out, &n) == BPE_OK) {
+                parts = out;
+                goto done;
+            }
         }
     }
+    if ((status = rk_scratch_reserve(s, len)) != BPE_OK)
+        return status;
+    parts = s->sym;
     for (i = 0; i < len; i++)
         s->sym[i] = r->byte_part[p[i]];
     n = bpe__merge_heap(rk_rule, r, s->sym, NULL, s->next, s->prev, s->heap, len);

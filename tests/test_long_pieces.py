@@ -346,3 +346,54 @@ def test_windows_keys_hold_every_rank_hypothesis(ranks, base, data):
     want = _oracle(piece, ranks)
     for backend in BACKENDS:
         assert _encoding(ranks, backend)._table.encode_piece(piece) == want, (backend, base)
+
+
+# -- memory: a long piece does not reserve the heap's arrays it never uses ---
+
+_LIMITED_ENCODE = r"""
+import hashlib, random, resource, sys
+import numpy
+import pybpe
+enc = pybpe.get_encoding("cl100k_base", backend="c")
+enc.encode_to_numpy("warm up the table and NumPy")
+n = int(sys.argv[1])
+letters = bytes(97 + i % 26 for i in range(256))
+text = random.Random(7).randbytes(n).translate(letters).decode()
+with open("/proc/self/status") as f:
+    vm = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
+# Room for the text's UTF-8 copy, the output array (4 bytes per byte at
+# most) and slack; not for 44 bytes of merge arrays per byte of the piece.
+limit = vm + 9 * n + (64 << 20)
+resource.setrlimit(resource.RLIMIT_AS, (limit, resource.getrlimit(resource.RLIMIT_AS)[1]))
+ids = enc.encode_to_numpy(text)
+print(len(ids), hashlib.sha256(ids.tobytes()).hexdigest())
+"""
+
+
+def test_a_long_piece_reserves_little_memory(tmp_path):
+    # 16 MB of random letters is one piece under cl100k's pattern, merged in
+    # windows of a few dozen bytes.  The C used to reserve the heap's arrays
+    # for the whole piece first (five of 4 bytes and one of 24 per byte, ~700
+    # MB of address space here), so under a limit on address space (ulimit
+    # -v, or overcommit off) a piece of a few hundred MB failed with
+    # MemoryError though the windows touch almost none of it.
+    import os
+    import subprocess
+    import sys
+    pytest.importorskip("numpy")
+    if "c" not in BACKENDS:
+        pytest.skip("the C core's memory is what is measured")
+    if "asan" in os.environ.get("LD_PRELOAD", ""):
+        pytest.skip("AddressSanitizer reserves terabytes of address space: no limit can be set")
+    n = 16 << 20
+    script = tmp_path / "limited.py"
+    script.write_text(_LIMITED_ENCODE)
+    run = subprocess.run([sys.executable, str(script), str(n)], capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    # the same IDs as the unlimited encoder gives
+    import hashlib
+    letters = bytes(97 + i % 26 for i in range(256))
+    text = random.Random(7).randbytes(n).translate(letters).decode()
+    ids = pybpe.get_encoding("cl100k_base", backend="c").encode_to_numpy(text)
+    assert run.stdout.split() == [str(len(ids)), hashlib.sha256(ids.tobytes()).hexdigest()]
