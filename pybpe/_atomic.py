@@ -33,14 +33,28 @@ file systems), the temporary file is named `.<name>.pybpe-<pid>-<random>.tmp`
 beside the target from the start; it is removed on every exit Python sees,
 and one left by a killed process (SIGKILL, power loss) is removed by the next
 write to the same target once that process is gone.
+
+Files that change together.  `atomic_outputs(paths)` writes several files
+(GPT-2's vocab.json + merges.txt) that must not be seen mixed, and comes as
+close to whole-or-nothing as renames allow (no system call replaces two
+names at once): every temporary file is written, synced, named and closed
+before any rename, so a write error or a full disk changes nothing; each
+replaced target but the last is first kept reachable under a temporary name
+(a hard link to it, or a copy where links are refused); the renames then run
+back to back with SIGINT and SIGTERM held, and if one fails (or an exception
+comes between them) the targets already renamed get their old files back.
+Only SIGKILL or a crash between the renames can leave a mix.
 """
 import contextlib
 import errno
 import os
 import re
 import secrets
+import shutil
+import signal
 import stat
 import sys
+import threading
 
 # Set to False (tests do) to use named temporary files even where O_TMPFILE works.
 _TMPFILE = hasattr(os, "O_TMPFILE") and os.path.isdir("/proc/self/fd")
@@ -62,11 +76,7 @@ def atomic_output(path, *, inputs=()):
         path.flush()
         return
     path = os.fspath(path)
-    try:
-        target, is_stream = resolve_target(path)
-        _refuse_inputs(path, target, inputs)
-    except OSError as exc:
-        raise _naming(exc, path) from None
+    target, is_stream = _checked_target(path, inputs)
     if is_stream:
         with _named_errors(path):
             f = open(path, "wb")
@@ -90,6 +100,101 @@ def atomic_output(path, *, inputs=()):
             out.commit()
     finally:
         out.close()
+
+
+@contextlib.contextmanager
+def atomic_outputs(paths, *, inputs=()):
+    """Binary file objects, one per path, whose contents replace the paths
+    together when the block ends without an exception (see "Files that
+    change together" above; each path follows the rules of atomic_output).
+    A path that is a stream (a FIFO, a device) is written in place, as by
+    atomic_output: it cannot take part in the all-or-nothing."""
+    paths = [os.fspath(p) for p in paths]
+    with contextlib.ExitStack() as stack:
+        files, pending = [], []
+        for path in paths:
+            target, is_stream = _checked_target(path, inputs)
+            if is_stream:
+                files.append(stack.enter_context(atomic_output(path, inputs=inputs)))
+                continue
+            out = _Replacement(target)
+            stack.callback(out.close)  # registered before open(): any file it makes is removed
+            with _named_errors(path):
+                out.open()
+            pending.append((out, path))
+            files.append(_Writer(out.file, path))
+        yield files
+        # Everything that can fail short of a rename fails here, while every
+        # target is still old.  The last target needs no copy of its old
+        # file: when its rename fails there is nothing after it to undo.
+        for k, (out, path) in enumerate(pending):
+            with _named_errors(path):
+                out.prepare(keep_old=k < len(pending) - 1)
+        with _signals_held():
+            _install_together(pending)
+            # Still with the signals held: an interrupt between the renames
+            # and this removal would leave the old files' kept names behind.
+            for out, _ in pending:
+                out.drop_kept()
+        for folder in dict.fromkeys(out.folder for out, _ in pending):
+            _sync_folder(folder)
+
+
+def _install_together(pending):
+    """Rename each prepared replacement over its target; if one fails, or an
+    exception comes in between, put back the old files of those already
+    renamed (newest first) and raise the error, named."""
+    started = []
+    try:
+        for out, path in pending:
+            # Recorded before the rename: an exception just after it (before
+            # the next line) still finds it to undo.  restore() looks at the
+            # target itself to see whether the rename happened.
+            started.append(out)
+            with _named_errors(path):
+                out.install()
+    except BaseException:
+        for out in reversed(started):
+            out.restore()
+        raise
+
+
+@contextlib.contextmanager
+def _signals_held(signums=(signal.SIGINT, signal.SIGTERM)):
+    """Hold SIGINT and SIGTERM for the block: a signal arriving inside it is
+    delivered to the previous handler (Ctrl-C's KeyboardInterrupt, the CLI's
+    SIGTERM exit, or the default action) once the block is over.  Handlers
+    can only be set in the main thread, and only ones set from Python can be
+    put back: otherwise a signal is left as it was."""
+    previous, caught = {}, []
+
+    def hold(signum, frame):
+        caught.append(signum)
+
+    try:
+        if threading.current_thread() is threading.main_thread():
+            for signum in signums:
+                handler = signal.getsignal(signum)
+                if handler is None or handler is signal.SIG_IGN:
+                    continue  # not Python's to restore, or nothing to hold
+                previous[signum] = handler  # recorded first: the finally restores it
+                signal.signal(signum, hold)
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        for signum in dict.fromkeys(caught):
+            signal.raise_signal(signum)  # now to its own handler
+
+
+def _checked_target(path, inputs):
+    """resolve_target(path), refusing an input as the destination; errors name `path`."""
+    try:
+        target, is_stream = resolve_target(path)
+        _refuse_inputs(path, target, inputs)
+    except OSError as exc:
+        raise _naming(exc, path) from None
+    return target, is_stream
 
 
 def atomic_write(path, data, *, inputs=()):
@@ -127,6 +232,8 @@ class _Replacement:
         self.folder, self.name = os.path.split(target)
         self.file = None       # the temporary file, once open() made it
         self.tmp_name = None   # its name, while it has one
+        self.new_id = None     # (st_dev, st_ino) of the new file, once prepared
+        self.kept = None       # a name holding the old target, for restore()
 
     def open(self):
         try:
@@ -142,13 +249,18 @@ class _Replacement:
             fd = os.open(self.tmp_name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _CLOEXEC, 0o666)
         self.file = os.fdopen(fd, "wb")
 
-    def commit(self):
+    def _finish_data(self):
+        """Flush and sync the data, with the replaced file's owner and mode."""
         f = self.file
         f.flush()
         fd = f.fileno()
         if self.old is not None:
             _copy_owner_and_mode(fd, self.old)
         os.fsync(fd)
+        return fd
+
+    def commit(self):
+        fd = self._finish_data()
         if self.namer is not None:
             if self.old is None:
                 try:
@@ -163,6 +275,61 @@ class _Replacement:
         self.tmp_name = None
         _sync_folder(self.folder)
 
+    # For files that change together (atomic_outputs): prepare() every one,
+    # then install() them back to back, restore() undoing an install.
+
+    def prepare(self, keep_old):
+        """Finish the temporary file: synced, named, closed.  With
+        `keep_old`, the target as it is now stays reachable under a second
+        name, for restore()."""
+        fd = self._finish_data()
+        new = os.fstat(fd)
+        self.new_id = (new.st_dev, new.st_ino)
+        if self.namer is not None:
+            self.tmp_name = _fresh_name(self.folder, self.name)
+            self.namer(fd, self.tmp_name)
+        self.file.close()
+        self.file = None
+        if keep_old and self.old is not None:
+            self.kept = _fresh_name(self.folder, self.name)  # recorded first, as tmp_name
+            try:
+                os.link(self.target, self.kept)  # the old file itself: mode, owner, other links
+            except OSError:
+                _copy_aside(self.target, self.kept)  # a file system without hard links
+
+    def install(self):
+        os.replace(self.tmp_name, self.target)
+        self.tmp_name = None
+
+    def restore(self):
+        """Undo install(), if it happened: the old file back under the target's
+        name (or no file, where there was none).  Best effort -- this runs
+        while another error is on its way up; if it fails the old file
+        stays under its kept name (removed as stale by a later write)."""
+        try:
+            now = os.lstat(self.target)
+        except OSError:
+            return
+        if (now.st_dev, now.st_ino) != self.new_id:
+            return  # the rename never happened
+        try:
+            if self.kept is not None:
+                os.replace(self.kept, self.target)
+            elif self.old is None:
+                os.unlink(self.target)
+        except OSError:
+            pass
+        self.kept = None
+
+    def drop_kept(self):
+        """Remove the kept old file, once every install() is done."""
+        if self.kept is not None:
+            try:
+                os.unlink(self.kept)
+            except OSError:
+                pass
+            self.kept = None
+
     def close(self):
         # Closing flushes what is still buffered; after a failed write (a
         # full disk) that fails again, and its error -- naming no file --
@@ -175,17 +342,32 @@ class _Replacement:
                 except OSError:
                     pass
         finally:
-            if self.tmp_name is not None:
-                try:
-                    os.unlink(self.tmp_name)
-                except OSError:
-                    pass
-                self.tmp_name = None
+            for attr in ("tmp_name", "kept"):
+                if getattr(self, attr) is not None:
+                    try:
+                        os.unlink(getattr(self, attr))
+                    except OSError:
+                        pass
+                    setattr(self, attr, None)
 
 
 def _fresh_name(folder, name):
     """A new name for a temporary file of `name` (the stale-file pattern)."""
     return os.path.join(folder, ".%s.pybpe-%d-%s.tmp" % (name, os.getpid(), secrets.token_hex(4)))
+
+
+def _copy_aside(target, kept):
+    """Copy `target` to the new file `kept`, with its mode (and owner, where
+    allowed): the old file kept for restore() where it cannot be
+    hard-linked.  The caller records `kept` before this creates it, and
+    removes it if this fails."""
+    old = os.stat(target)
+    fd = os.open(kept, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _CLOEXEC, 0o600)
+    with os.fdopen(fd, "wb") as out, open(target, "rb") as src:
+        shutil.copyfileobj(src, out, 1 << 20)
+        out.flush()
+        _copy_owner_and_mode(out.fileno(), old)
+        os.fsync(out.fileno())
 
 
 def _open_unnamed(folder):

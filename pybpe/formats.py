@@ -30,7 +30,7 @@ import stat
 import regex
 
 from . import _bounded, patterns
-from ._atomic import atomic_write, same_file
+from ._atomic import atomic_outputs, atomic_write, same_file
 from ._oniguruma import from_oniguruma, to_oniguruma
 from .core.spec.merge import byte_pair_merge
 from .encoding import Encoding
@@ -367,7 +367,10 @@ def _spelled_vocab(enc, what):
 
 
 def dump_gpt2_bpe(enc, vocab_path, merges_path):
-    """Write an Encoding as GPT-2's vocab.json + merges.txt (atomically, each).
+    """Write an Encoding as GPT-2's vocab.json + merges.txt, the two together:
+    both are written in full before either is replaced, and an error or a
+    Ctrl-C leaves both files old or both new (pybpe/_atomic.py's
+    atomic_outputs; only a crash between the two renames can mix them).
 
     An Encoding built from ranks (tiktoken's rule) gets the merge list
     merges_from_ranks derives; special tokens go into vocab.json as well.
@@ -382,8 +385,9 @@ def dump_gpt2_bpe(enc, vocab_path, merges_path):
     lines = ["#version: 0.2"]
     for left, right in _encoding_merges(enc):
         lines.append("%s %s" % (token_to_unicode(decoder[left]), token_to_unicode(decoder[right])))
-    atomic_write(vocab_path, json.dumps(vocab, ensure_ascii=False).encode("utf-8"))
-    atomic_write(merges_path, ("\n".join(lines) + "\n").encode("utf-8"))
+    with atomic_outputs([vocab_path, merges_path]) as (vocab_file, merges_file):
+        vocab_file.write(json.dumps(vocab, ensure_ascii=False).encode("utf-8"))
+        merges_file.write(("\n".join(lines) + "\n").encode("utf-8"))
 
 
 # -- Hugging Face tokenizer.json ------------------------------------------------------

@@ -609,3 +609,177 @@ def test_interrupt_while_probing_unnamed_files_leaves_no_probe(tmp_path, monkeyp
             break
     else:
         pytest.fail("every call was interrupted")
+
+
+# -- two files that change together: GPT-2's vocab.json + merges.txt ---------------------
+# dump_gpt2_bpe (and `pybpe convert --to gpt2`) writes a pair: a vocab.json
+# beside the merges.txt of another vocabulary reads as a broken tokenizer, so
+# the pair changes whole or not at all -- both temporary files complete
+# before either rename, the renames back to back with SIGINT/SIGTERM held,
+# and the first rename undone if the second fails.
+
+class GPT2Pair:
+    """Old vocab.json (through a symlink into real/, mode 0640) and old
+    merges.txt (mode 0600) in `folder`, and the bytes the dump writes."""
+
+    def __init__(self, tmp_path, backend, vocab_link=True):
+        self.enc = small_tokenizer(backend).to_encoding()
+        fresh = tmp_path / "fresh"
+        fresh.mkdir()
+        formats.dump_gpt2_bpe(self.enc, fresh / "vocab.json", fresh / "merges.txt")
+        self.new = ((fresh / "vocab.json").read_bytes(), (fresh / "merges.txt").read_bytes())
+        self.old = (b'{"old": 0}', b"#version: 0.2\nold merges\n")
+        self.folder = tmp_path / "pair"
+        (self.folder / "real").mkdir(parents=True)
+        self.vocab, self.merges = self.folder / "vocab.json", self.folder / "merges.txt"
+        self.vocab_target = self.folder / "real" / "vocab.json" if vocab_link else self.vocab
+        self.reset()
+        if vocab_link:
+            os.symlink("real/vocab.json", self.vocab)
+
+    def reset(self):
+        self.vocab_target.write_bytes(self.old[0])
+        os.chmod(self.vocab_target, 0o640)
+        self.merges.write_bytes(self.old[1])
+        os.chmod(self.merges, 0o600)
+
+    def dump(self):
+        formats.dump_gpt2_bpe(self.enc, str(self.vocab), str(self.merges))
+
+    def contents(self):
+        return self.vocab_target.read_bytes(), self.merges.read_bytes()
+
+    def check_unmixed(self, context=None):
+        """Both files old or both new, the link still a link, the modes
+        kept, and no temporary file (nor kept old copy) left anywhere."""
+        assert self.contents() in (self.old, self.new), context
+        if self.vocab_target != self.vocab:
+            assert os.readlink(self.vocab) == "real/vocab.json", context
+        assert stat.S_IMODE(os.stat(self.vocab_target).st_mode) == 0o640, context
+        assert stat.S_IMODE(os.stat(self.merges).st_mode) == 0o600, context
+        assert sorted(os.listdir(self.folder)) == ["merges.txt", "real", "vocab.json"], context
+        assert os.listdir(self.folder / "real") == (["vocab.json"] if self.vocab_target != self.vocab else []), \
+            context
+        return self.contents() == self.new
+
+
+def failing_on_call(real, n, exc):
+    """`real`, except that its n-th call raises `exc` instead."""
+    calls = [0]
+
+    def wrapper(*args, **kwargs):
+        calls[0] += 1
+        if calls[0] == n:
+            raise exc
+        return real(*args, **kwargs)
+    return wrapper
+
+
+@pytest.mark.parametrize("vocab_link", [True, False], ids=["vocab-symlink", "vocab-plain"])
+def test_gpt2_pair_second_rename_failing_keeps_both_old(tmp_path, backend, temp_kind, monkeypatch, vocab_link):
+    pair = GPT2Pair(tmp_path, backend, vocab_link)
+    monkeypatch.setattr(os, "replace", failing_on_call(os.replace, 2, OSError(errno.EIO, "injected")))
+    with pytest.raises(OSError) as info:
+        pair.dump()
+    assert info.value.errno == errno.EIO and info.value.filename == str(pair.merges)
+    assert not pair.check_unmixed()  # both old: the first rename was undone
+    monkeypatch.undo()
+    pair.dump()
+    assert pair.check_unmixed()  # and the next dump replaces both
+
+
+def test_gpt2_pair_without_hard_links_keeps_a_copy_to_put_back(tmp_path, backend, temp_kind, monkeypatch):
+    # Where the old vocab.json cannot be hard-linked (a file system without
+    # links), a copy of it, with its mode, is what the undo puts back.
+    pair = GPT2Pair(tmp_path, backend)
+    real_link = os.link
+
+    def no_links_to_regular_files(src, dst, *args, **kwargs):
+        if not str(src).startswith("/proc/"):  # naming an unnamed temporary file still works
+            raise OSError(errno.EPERM, "injected")
+        return real_link(src, dst, *args, **kwargs)
+    monkeypatch.setattr(os, "link", no_links_to_regular_files)
+    monkeypatch.setattr(os, "replace", failing_on_call(os.replace, 2, OSError(errno.EIO, "injected")))
+    with pytest.raises(OSError):
+        pair.dump()
+    assert not pair.check_unmixed()
+
+
+def test_gpt2_pair_second_rename_failing_removes_a_new_first_file(tmp_path, backend, temp_kind, monkeypatch):
+    # No vocab.json before: undoing its rename is removing it again.
+    pair = GPT2Pair(tmp_path, backend, vocab_link=False)
+    pair.vocab.unlink()
+    monkeypatch.setattr(os, "replace", failing_on_call(os.replace, 2, OSError(errno.EIO, "injected")))
+    with pytest.raises(OSError):
+        pair.dump()
+    assert not pair.vocab.exists() and pair.merges.read_bytes() == pair.old[1]
+    assert sorted(os.listdir(pair.folder)) == ["merges.txt", "real"]
+
+
+def test_gpt2_pair_write_error_changes_neither(tmp_path, backend, temp_kind, monkeypatch):
+    # The second file's data fails to reach the disk (fsync: a full disk, an
+    # I/O error): the first file must not have been replaced by then.
+    pair = GPT2Pair(tmp_path, backend)
+    monkeypatch.setattr(os, "fsync", failing_on_call(os.fsync, 2, OSError(errno.ENOSPC, "injected")))
+    with pytest.raises(OSError) as info:
+        pair.dump()
+    assert info.value.errno == errno.ENOSPC and info.value.filename == str(pair.merges)
+    assert not pair.check_unmixed()
+
+
+def test_gpt2_pair_sigint_between_the_renames_is_held_until_both_are_done(tmp_path, backend, temp_kind,
+                                                                          monkeypatch):
+    # A real Ctrl-C arriving right after the first rename: the pair is
+    # finished, and the KeyboardInterrupt comes after.
+    pair = GPT2Pair(tmp_path, backend)
+    real_replace = os.replace
+
+    def replace_then_sigint(*args, **kwargs):
+        real_replace(*args, **kwargs)
+        if args[1] == str(pair.vocab_target):
+            os.kill(os.getpid(), signal.SIGINT)
+    monkeypatch.setattr(os, "replace", replace_then_sigint)
+    with pytest.raises(KeyboardInterrupt):
+        pair.dump()
+    assert pair.check_unmixed()  # both new
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the handler is back
+
+
+def test_gpt2_pair_interrupt_anywhere_never_mixes(tmp_path, backend, temp_kind):
+    """A Ctrl-C at every line and call of pybpe/_atomic.py during the dump
+    (as test_interrupt_anywhere_in_a_write_leaves_no_temp does for one
+    file): each time both files are old or both new, with no temporary file
+    left.  The KeyboardInterrupt is raised only where a real Ctrl-C would
+    raise one -- where SIGINT's handler is Python's own, not held."""
+    pair = GPT2Pair(tmp_path, backend)
+    source = os.path.abspath(_atomic.__file__)
+
+    def sweep(at):
+        events = [0]
+
+        def tracer(frame, event, arg):
+            if frame.f_code.co_filename != source:
+                return None
+            if event in ("call", "line"):
+                events[0] += 1
+                if events[0] == at and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+                    raise KeyboardInterrupt
+            return tracer
+
+        sys.settrace(tracer)
+        try:
+            pair.dump()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            sys.settrace(None)
+        return events[0]
+
+    total = sweep(None)
+    assert total > 40
+    outcomes = set()
+    for at in range(1, total + 1):
+        pair.reset()
+        sweep(at)
+        outcomes.add(pair.check_unmixed(at))
+    assert outcomes == {False, True}  # some interrupts came too early, some too late to stop it
