@@ -51,16 +51,22 @@ writes.  Nothing is downloaded.
 Corpora (deterministic, from files every machine has):
   prose         shared/data/shakespeare.txt (PYBPE_SHAKESPEARE overrides)
   python        the .py files of this Python's standard library, sorted by path
-  multilingual  CPython's Lib/test/cjkencodings/*-utf8.txt (Chinese, Japanese,
-                Korean) plus every mostly non-ASCII line of the stdlib's .py
-                files (Greek, Cyrillic, Arabic, Hebrew, CJK, emoji ...)
-  cjk           the Chinese and Japanese files of Lib/test/cjkencodings only
-The last two hold only ~12 KB and ~5 KB of real text, far less than the
+  multilingual  the translated messages of the system's message catalogs
+                (/usr/share/locale/LANG/LC_MESSAGES/*.mo, from Debian's
+                libglib2.0-data, iso-codes and the like) in 21 languages of
+                13 scripts (LANGUAGES), taking turns in runs of ~4 KB; where
+                too few are installed, the older corpus below, with a note
+  cjk           the Chinese and Japanese files of CPython's
+                Lib/test/cjkencodings only
+CPython's samples hold only ~5 KB of Chinese and Japanese, far less than the
 slices need; repeating it would hand every cache the same pieces again.  They
 are extended by a seeded order-2 character Markov chain trained on that text
-(same characters, same local statistics, new sentences), so their slices are
-new text too.  The machine this runs on may be shared: compare figures
-within one run.
+(same characters, same local statistics, new sentences), so the slices are
+new text too.  The older multilingual corpus did the same with the
+cjkencodings samples plus the stdlib's mostly non-ASCII lines, ~12 KB; its
+chain looped on a line of accented vowels, and two thirds of it came out as
+"áéíóú|" (until 2026-12-06: figures before then call that "multilingual").
+The machine this runs on may be shared: compare figures within one run.
 """
 import argparse
 import glob
@@ -164,7 +170,59 @@ def _markov(seed_text, limit, order=2, seed=0):
     return "".join(out)
 
 
+# Languages of the multilingual corpus, a script or two each: Cyrillic,
+# Greek, Arabic, Hebrew, Devanagari, Bengali, Tamil, Thai, Georgian, Hangul,
+# Japanese, Chinese (both forms) and Latin with diacritics.
+LANGUAGES = ["ru", "uk", "el", "ar", "he", "fa", "hi", "bn", "ta", "th", "ka", "ko", "ja",
+             "zh_CN", "zh_TW", "vi", "tr", "pl", "de", "fr", "es"]
+LOCALE = "/usr/share/locale"
+
+
+def _translations(lang):
+    """The translated messages of every message catalog installed for `lang`
+    (Debian's libglib2.0-data, iso-codes, ... put them in LOCALE), sorted by
+    file and message, one per line."""
+    import gettext
+    lines = []
+    for path in sorted(glob.glob(os.path.join(LOCALE, lang, "LC_MESSAGES", "*.mo"))):
+        try:
+            with open(path, "rb") as f:
+                catalog = gettext.GNUTranslations(f)._catalog
+        except (OSError, UnicodeDecodeError):  # not a catalog this module reads
+            continue
+        for key in sorted(catalog, key=str):
+            text = catalog[key]
+            if key and isinstance(text, str) and text.strip():
+                lines.append(text)
+    return "\n".join(lines)
+
+
 def corpus_multilingual(limit):
+    """Real text in 21 languages: the translations of the machine's message
+    catalogs, LANGUAGES taking turns in runs of ~4 KB, so every slice holds
+    them all.  Without enough of them (another system), the older corpus:
+    see _corpus_multilingual_markov."""
+    texts = {lang: _translations(lang) for lang in LANGUAGES}
+    if sum(len(t.encode("utf-8")) for t in texts.values()) < limit:
+        print("(multilingual: too few message catalogs under %s; CPython's samples and a Markov "
+              "chain instead)" % LOCALE, file=sys.stderr)
+        return _corpus_multilingual_markov(limit)
+    out, size, at = [], 0, dict.fromkeys(LANGUAGES, 0)
+    while size < limit and any(at[lang] < len(texts[lang]) for lang in LANGUAGES):
+        for lang in LANGUAGES:
+            text, start = texts[lang], at[lang]
+            end = text.find("\n", start + 4000)
+            end = len(text) if end < 0 else end + 1
+            chunk = text[start:end]
+            at[lang] = end
+            out.append(chunk)
+            size += len(chunk.encode("utf-8"))
+    return "".join(out)
+
+
+def _corpus_multilingual_markov(limit):
+    # Until 2026-12-06 this was the multilingual corpus: the seed text is so
+    # small that the chain loops ("áéíóú|" made up most of it).
     parts = [_cjkencodings(("big5", "cp949", "euc", "gb", "hz", "iso2022", "johab", "shift"))]
     for path in _stdlib_py():
         try:
