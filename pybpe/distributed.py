@@ -31,11 +31,19 @@ reading near the nominal offsets, so that the cut cannot change the answer:
   place where encode_file itself may cut a document (an ASCII subset of
   _encode_file.SAFE_CUT).
 
+A partition starts at the first such place at or after its nominal offset.
+Its worker looks for that place only up to the next partition's offset: if
+there is none, the partition is empty (its bytes are read by the partition
+before, which looks past its own end for as long as it takes), so a file
+without a place to cut -- one long line of minified JSON, CJK without
+punctuation -- is searched about twice, not once per partition.
+
 The client needs no access to the files: listing, cutting, writing shards and
 the index all happen on workers (paths must mean the same file on every
 worker: a shared file system).  Nothing of Dask is imported until one of the
 functions is called; Dask is the optional extra `pip install pybpe[dask]`.
 """
+import codecs
 import contextlib
 import gzip
 import hashlib
@@ -391,8 +399,11 @@ def _kind(path):
 def _open_binary(part, cut):
     """A binary stream of partition `part` ([path, kind, start, end]): a
     compressed file decompressed whole, or the bytes of a plain file between
-    cut(start) and cut(end), where cut(f, offset, size) finds the real
-    boundary near a nominal one.  Yields (stream, real start, real end)."""
+    the real boundaries cut(start) and cut(end), where cut(f, offset, size,
+    limit) finds the first place to cut at or after `offset`, or None when
+    there is none before `limit`.  Yields (stream, real start, real end);
+    both None for a partition with no place to start in its own range: it
+    is empty, its bytes are the previous partition's."""
     path, kind, start, end = part
     with open(path, "rb") as raw:
         if kind == "gzip":
@@ -409,7 +420,15 @@ def _open_binary(part, cut):
                 yield io.BufferedReader(f), start, end
             return
         size = os.fstat(raw.fileno()).st_size
-        lo, hi = cut(raw, start, size), cut(raw, end, size)
+        # The start is searched for only up to the next partition's offset:
+        # the partition before this one searches on past it (for its end),
+        # so searching here too made a file without a cut cost partitions x
+        # its size.
+        lo = cut(raw, start, size, end)
+        if lo is None:
+            yield io.BytesIO(b""), None, None
+            return
+        hi = cut(raw, end, size)
         raw.seek(lo)
         yield io.BufferedReader(_Range(raw, hi - lo)), lo, hi
 
@@ -434,59 +453,78 @@ class _Range(io.RawIOBase):
         return len(data)
 
 
-def _line_cut(f, offset, size):
-    """The start of the first line that starts at or after `offset`."""
+def _line_cut(f, offset, size, limit=None):
+    """The start of the first line that starts at or after `offset` (the end
+    of the file if none does), or None if none starts before `limit` (None:
+    the end of the file)."""
     if offset <= 0 or offset >= size:
         return min(max(offset, 0), size)
+    limit = size if limit is None else limit
     pos = offset - 1  # a line starts at offset if the byte before it is "\n"
     f.seek(pos)
-    while True:
-        data = f.read(_SCAN)
+    while pos + 1 < limit:
+        data = f.read(min(_SCAN, limit - pos))
         if not data:
             return size
         i = data.find(b"\n")
         if i >= 0:
             return pos + i + 1
         pos += len(data)
+    return size if limit >= size else None
 
 
-def _safe_cut(f, offset, size):
+def _safe_cut(f, offset, size, limit=None):
     """The first place at or after `offset` where encode_file may cut a
-    document (_encode_file.SAFE_CUT), or the end of the file.  The bytes
+    document (_encode_file.SAFE_CUT), or the end of the file; None if the
+    search reaches `limit` (None: the end of the file) without one (a place found in the bytes read
+    past it is returned: it is the first after `limit` as well).  The bytes
     around it are decoded (invalid UTF-8 as escapes, one character a byte,
     so places map back to bytes; encode_file reports such a byte later),
     and SAFE_CUT searched in the text: in bytes, only ASCII letters could
     be told apart, so a CJK file was one partition."""
     if offset <= 0 or offset >= size:
         return min(max(offset, 0), size)
+    limit = size if limit is None else limit
     pos = offset
-    while pos < size:
+    while pos < min(limit, size):
         lo = max(pos - _BEHIND, 0)
         f.seek(lo)
-        data = f.read(pos - lo + _SCAN)
+        # Up to `limit` and the few characters a match's lookahead reads past
+        # it (a match this close to the window's end is looked at again).
+        data = f.read(pos - lo + min(_SCAN, limit - pos + 32))
         at_end = lo + len(data) >= size
         skip = 0
         while lo and skip < 3 and skip < len(data) and 0x80 <= data[skip] < 0xC0:
             skip += 1  # inside a character: start at the next
         text = data[skip:].decode("utf-8", "surrogateescape")
         done_chars, done_bytes = 0, lo + skip
+        again = lo + len(data) - 8  # where the next window looks from: the last characters, whole then
         for match in _SAFE_CUT_FORWARD.finditer(text):
             k = match.start()
-            if not at_end and len(text) - k <= 4:
-                break  # its lookahead may see a character the window cut: look again below
             done_bytes += len(text[done_chars:k].encode("utf-8", "surrogateescape"))
             done_chars = k
+            if not at_end and len(text) - k <= 4 and done_bytes >= pos:
+                # Its lookahead may see a character the window cut: look
+                # again from this place itself (four characters can be more
+                # than the 8 bytes above).  So every window size finds the
+                # same first place, and the two searches for one boundary
+                # (the start of a partition, the end of the one before,
+                # each with its own limit) agree.  (A window reads at least 33
+                # bytes past `pos`, so this place is past it: the search moves on.)
+                again = min(again, done_bytes)
+                break
             if done_bytes >= pos:
                 return done_bytes
         if at_end:
             return size
-        pos = lo + len(data) - 8  # (the last characters again, whole this time)
-    return size
+        pos = again
+    return size if limit >= size else None
 
 
 def _separator_cut(sep):
-    """cut(f, offset, size) for documents separated by `sep`: just after the
-    first occurrence of sep starting at or after `offset` that encode_file's
+    """cut(f, offset, size, limit=None) for documents separated by `sep`: just
+    after the first occurrence of sep starting at or after `offset` (and
+    before `limit`, else None) that encode_file's
     left-to-right search certainly finds -- one that no other occurrence
     overlaps from the left (with "\\n\\n\\n" and a run of five newlines the
     search takes the first three, not the last).  If no occurrence starts in
@@ -495,14 +533,15 @@ def _separator_cut(sep):
     sep = sep.encode("utf-8")
     n = len(sep)
 
-    def cut(f, offset, size):
+    def cut(f, offset, size, limit=None):
         if offset <= 0 or offset >= size:
             return min(max(offset, 0), size)
+        limit = size if limit is None else limit
         pos = offset
-        while pos < size:
+        while pos < min(limit, size):
             lo = max(pos - (n - 1), 0)
             f.seek(lo)
-            data = f.read(pos - lo + _SCAN + 2 * n)
+            data = f.read(pos - lo + min(_SCAN, limit - pos) + 2 * n)
             at_end = lo + len(data) >= size
             # Every occurrence found lies inside the window, and so do the bytes
             # of any occurrence that would overlap it from the left.
@@ -514,19 +553,48 @@ def _separator_cut(sep):
             if at_end:
                 return size
             pos = lo + len(data) - n + 1  # an occurrence starting here may run past the window
-        return size
+        return size if limit >= size else None
     return cut
 
 
-def _decoding_errors(part, lo, hi):
-    """A context that re-raises a UnicodeDecodeError as a ValueError naming the file and byte range."""
+def _decoding_errors(part, lo, hi, cut):
+    """A context that re-raises a UnicodeDecodeError as a ValueError naming
+    the file, the partition's byte range and the bad byte's offset in the
+    file.  The error's own position counts from where the decoder that
+    raised it started (the partition, or the last block a TextIOWrapper
+    read), so the partition is read again to find the byte: only on this
+    failing path."""
     @contextlib.contextmanager
     def named():
         try:
             yield
         except UnicodeDecodeError as exc:
-            raise ValueError("%s (bytes %d to %d): not UTF-8 text: %s" % (part[0], lo, hi, exc)) from None
+            with _open_binary(part, cut) as (f, _, _):
+                found = _first_bad_byte(f)
+            if found is None:  # (the file changed meanwhile)
+                raise ValueError("%s (bytes %d to %d): not UTF-8 text: %s" % (part[0], lo, hi, exc)) from None
+            at, reason = found
+            raise ValueError("%s (bytes %d to %d): not UTF-8 text at byte %d of the %s: %s"
+                             % (part[0], lo, hi, lo + at, "file" if part[1] == "plain" else "decompressed text",
+                                reason)) from None
     return named()
+
+
+def _first_bad_byte(f):
+    """(offset, reason) of the first byte of binary stream `f` that is not
+    UTF-8, counted from where `f` starts; None if it is all UTF-8."""
+    decoder = codecs.getincrementaldecoder("utf-8")("strict")
+    done = 0
+    while True:
+        raw = f.read(1 << 20)
+        held = len(decoder.getstate()[0])  # bytes of a character the last read cut
+        try:
+            decoder.decode(raw, final=not raw)
+        except UnicodeDecodeError as exc:
+            return done - held + exc.start, exc.reason
+        if not raw:
+            return None
+        done += len(raw)
 
 
 class _Counts:
@@ -550,7 +618,7 @@ def _count_part(spec, part):
     """_Counts of one partition of a file, read as lines."""
     config, backend = spec
     tok = BPETokenizer._from_config(config, backend)
-    with _open_binary(part, _line_cut) as (f, lo, hi), _decoding_errors(part, lo, hi):
+    with _open_binary(part, _line_cut) as (f, lo, hi), _decoding_errors(part, lo, hi, _line_cut):
         return _Counts(tok.count_words(io.TextIOWrapper(f, encoding="utf-8", newline="\n")))
 
 
@@ -574,7 +642,7 @@ def _encode_part(enc, part, out_dir, name, digest, options):
     cut = _safe_cut if sep is None else _separator_cut(sep)
     eot = enc.eot_token if options["append_eot"] else None
     path = os.path.join(out_dir, name)
-    with _open_binary(part, cut) as (f, lo, hi), _decoding_errors(part, lo, hi), \
+    with _open_binary(part, cut) as (f, lo, hi), _decoding_errors(part, lo, hi, cut), \
             _shard_output(path, part[0]) as out:
         # Without a separator a file is one document: only its last partition ends it.
         tokens, documents = _encode_file.write_ids(enc._encode_array, f, out, options["dtype"], eot=eot,
@@ -657,7 +725,20 @@ def _open_job(out_dir, job):
 
 
 def _close_job(out_dir, job, records):
-    return _write_index(out_dir, job, records, complete=True)
+    return _write_index(out_dir, job, _ranges_filled(records), complete=True)
+
+
+def _ranges_filled(records):
+    """The shard records with the range of each empty partition that found
+    no place to start (start and end None: see _open_binary) set where the
+    partition before it, which read its bytes, ends -- so the ranges tile
+    each file.  (A file's first partition always starts, at 0.)"""
+    filled = []
+    for record in records:
+        if record["source"] is not None and record["start"] is None:
+            record = dict(record, start=filled[-1]["end"], end=filled[-1]["end"])
+        filled.append(record)
+    return filled
 
 
 def _write_index(out_dir, job, records, complete):

@@ -355,7 +355,10 @@ def test_partitions_encode_as_the_whole_file(tmp_path, monkeypatch, trained, tex
             records.append(pd._encode_part(enc, part, str(tmp_path), "s%d.bin" % k, "digest", options))
             ids.frombytes((tmp_path / ("s%d.bin" % k)).read_bytes())
         assert ids.tobytes() == whole.read_bytes(), blocksize
-        # The real ranges tile the file, and documents add up.
+        # The real ranges tile the file, and documents add up.  (A partition
+        # with no place to start in its range is empty and records no range:
+        # the index gives it the end of the one before, as _close_job does.)
+        records = pd._ranges_filled(records)
         assert [r["start"] for r in records[1:]] == [r["end"] for r in records[:-1]]
         assert records[0]["start"] == 0 and records[-1]["end"] == len(text.encode())
         assert sum(r["documents"] for r in records) == ids.count(enc.eot_token)
@@ -460,6 +463,126 @@ def test_partitions_of_text_in_any_script_are_cut_near_their_offsets(tmp_path, m
                                             "chunk_size": 7}))
             ids.frombytes((tmp_path / ("s%d.bin" % k)).read_bytes())
         assert ids.tobytes() == whole.read_bytes(), blocksize
-        ranges = [r["end"] - r["start"] for r in records]
+        ranges = [r["end"] - r["start"] for r in pd._ranges_filled(records)]
         assert max(ranges) < max(blocksize, 1) + 200, (blocksize, max(ranges))  # a line or so past the offset
         assert sum(ranges) == size
+
+
+# -- files without a place to cut ------------------------------------------------------------
+# One long line without spaces (minified JSON), or CJK without punctuation
+# or newlines, has no safe cut: every partition's search for its start ran
+# on to the end of the file, partitions x file size in all.  A partition
+# that finds no cut in its own range is empty (the one before it reads the
+# range), so each byte is searched a bounded number of times.
+
+NO_CUT = {"json": '{"key":123,"val":["abc","de"]},', "cjk": "本日は晴天なり今日も良い天気です", "letters": "abcdefgh"}
+
+
+class CountingReads:
+    """A binary file whose reads add their length to `total[0]`."""
+
+    def __init__(self, f, total):
+        self.f, self.total = f, total
+
+    def seek(self, *args):
+        return self.f.seek(*args)
+
+    def read(self, n=-1):
+        data = self.f.read(n)
+        self.total[0] += len(data)
+        return data
+
+
+def counting_cuts(monkeypatch):
+    """Make the cut searches count the bytes they read; the total (a list of one)."""
+    total = [0]
+
+    def counted(cut):
+        return lambda f, *args: cut(CountingReads(f, total), *args)
+    monkeypatch.setattr(pd, "_safe_cut", counted(pd._safe_cut))
+    monkeypatch.setattr(pd, "_line_cut", counted(pd._line_cut))
+    real_separator_cut = pd._separator_cut
+    monkeypatch.setattr(pd, "_separator_cut", lambda sep: counted(real_separator_cut(sep)))
+    return total
+
+
+@pytest.mark.parametrize("sep", [None, "\n\n"])
+@pytest.mark.parametrize("body", sorted(NO_CUT))
+def test_cut_search_in_a_file_without_cuts_reads_each_byte_a_few_times(tmp_path, monkeypatch, trained, body,
+                                                                       sep):
+    tok, enc = trained
+    monkeypatch.setattr(os, "fsync", lambda fd: None)
+    text = NO_CUT[body] * (150_000 // len(NO_CUT[body].encode()))
+    size = len(text.encode())
+    path = _write(tmp_path / "t.txt", text)
+    whole = tmp_path / "whole.bin"
+    enc.encode_file(path, whole, document_separator=sep, chunk_size=4096)
+    total = counting_cuts(monkeypatch)
+    options = {"dtype": "uint16", "document_separator": sep, "append_eot": True, "chunk_size": 4096}
+    parts = pd._plan([path], 1000)["parts"]
+    assert len(parts) > 100
+    ids, records = array("H"), []
+    for k, part in enumerate(parts):
+        records.append(pd._encode_part(enc, part, str(tmp_path), "s%d.bin" % k, "digest", options))
+        ids.frombytes((tmp_path / ("s%d.bin" % k)).read_bytes())
+    assert ids.tobytes() == whole.read_bytes()
+    assert total[0] <= 4 * size, (total[0], size)
+    # The index's ranges still tile the file (the empty partitions' at the
+    # end of the one before).
+    records = pd._ranges_filled(records)
+    assert [r["start"] for r in records[1:]] == [r["end"] for r in records[:-1]]
+    assert records[0]["start"] == 0 and records[-1]["end"] == size
+
+
+@pytest.mark.parametrize("body", sorted(NO_CUT))
+def test_line_cut_in_a_file_without_newlines_reads_each_byte_a_few_times(tmp_path, monkeypatch, body):
+    text = NO_CUT[body] * (150_000 // len(NO_CUT[body].encode()))
+    path = _write(tmp_path / "t.txt", text)
+    tok = pybpe.BPETokenizer(**FLAVOURS["bytes-gpt2"])
+    with open(path, encoding="utf-8", newline="\n") as f:
+        expected = tok.count_words(f)
+    total = counting_cuts(monkeypatch)
+    spec = (tok.config(), tok.backend)
+    parts = [pd._count_part(spec, part).words for part in pd._plan([path], 1000)["parts"]]
+    assert list(pybpe.merge_counts(*parts).items()) == list(expected.items())
+    assert total[0] <= 4 * len(text.encode()), (total[0], len(text.encode()))
+
+
+def test_encode_to_shards_of_a_file_without_cuts(client, tmp_path, trained):
+    # On the cluster: the same IDs as encode_file, and the index's ranges
+    # tile the file although most partitions found no place to start.
+    tok, enc = trained
+    text = NO_CUT["json"] * 1000
+    path = _write(tmp_path / "t.txt", text)
+    index = pd.encode_to_shards(enc, [path], tmp_path / "shards", client=client, blocksize=4096)
+    assert read_shards(tmp_path / "shards", index) == encode_file_reference(enc, tmp_path, [path], None)
+    shards = index["shards"]
+    # All in the first shard; the last ends the file's one document (its eot).
+    assert len(shards) > 5 and all(s["tokens"] == 0 for s in shards[1:-1])
+    assert [s["start"] for s in shards[1:]] == [s["end"] for s in shards[:-1]]
+    assert shards[0]["start"] == 0 and shards[-1]["end"] == len(text.encode())
+
+
+@pytest.mark.parametrize("task", ["count", "encode"])
+def test_not_utf8_names_the_byte_in_the_file(tmp_path, monkeypatch, trained, task):
+    # A bad byte far into a later partition: its offset was reported from
+    # the partition's start (encode: "at byte 9000 of the file" for byte
+    # 39000), or from the last 8 KB block decoded (count).
+    tok, enc = trained
+    monkeypatch.setattr(os, "fsync", lambda fd: None)
+    good = "to be or not to be\n" * 3000
+    data = good.encode() + b"caf\xe9 au lait\n" + good.encode()
+    bad = data.index(b"\xe9")
+    path = tmp_path / "t.txt"
+    path.write_bytes(data)
+    parts = pd._plan([str(path)], 30_000)["parts"]
+    assert any(p[2] + 9000 < bad < p[3] for p in parts)  # well inside a partition, past its first 8 KB
+    with pytest.raises(ValueError, match=r"t\.txt \(bytes \d+ to \d+\): not UTF-8 text at byte %d of the file"
+                       % bad):
+        for k, part in enumerate(parts):
+            if task == "count":
+                pd._count_part((tok.config(), tok.backend), part)
+            else:
+                pd._encode_part(enc, part, str(tmp_path), "s%d.bin" % k, "digest",
+                                {"dtype": "uint16", "document_separator": None, "append_eot": True,
+                                 "chunk_size": 4096})
