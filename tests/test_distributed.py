@@ -586,3 +586,24 @@ def test_not_utf8_names_the_byte_in_the_file(tmp_path, monkeypatch, trained, tas
                 pd._encode_part(enc, part, str(tmp_path), "s%d.bin" % k, "digest",
                                 {"dtype": "uint16", "document_separator": None, "append_eot": True,
                                  "chunk_size": 4096})
+
+
+@pytest.mark.parametrize("sep", [None, "\n\n", "ab"])
+def test_a_boundary_is_the_same_whatever_the_limit_of_its_search(tmp_path, sep):
+    # A partition's start (searched up to the next offset) and the previous
+    # partition's end (searched to the end of the file) are one boundary:
+    # both searches must find the same place, or none before the limit when
+    # the place lies past it.  The windows end at every place here, with
+    # four-byte letters after a cut (a window ending there defers the cut).
+    wide = "\U00020000"  # a letter of four bytes (CJK extension B)
+    run = "-" * 40  # no place to cut in it: the search window runs on to what follows
+    text = (run + "a " + wide * 4 + run + "x\n" + wide * 4 + run + "本日 x\u00e9 ab\n\ny\n" + run + "\n\n\n") * 4
+    path = _write(tmp_path / "t.txt", text)
+    size = len(text.encode())
+    cut = pd._safe_cut if sep is None else pd._separator_cut(sep)
+    with open(path, "rb") as f:
+        for offset in range(size + 1):
+            whole = cut(f, offset, size)
+            for limit in range(offset + 1, min(offset + 60, size)):
+                found = cut(f, offset, size, limit)
+                assert found == whole if found is not None else whole >= limit, (offset, limit, found, whole)
