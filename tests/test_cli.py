@@ -864,6 +864,46 @@ def test_count_from_stdin_streams_and_agrees_with_a_file(tmp_path, text):
     assert b"<stdin>: not valid UTF-8" in run("count", "cl100k_base", stdin=b"ok\xff", check=2).stderr
 
 
+class _Trickle:
+    """A stdin whose bytes come at most `most` at a time (a pipe), and which
+    fails the test if anything asks for all of it at once."""
+
+    def __init__(self, data, most):
+        self.data, self.most, self.pos, self.largest = data, most, 0, 0
+
+    def read(self, n=-1):
+        assert n is not None and n >= 0, "stdin read whole"
+        chunk = self.data[self.pos:self.pos + min(n, self.most)]
+        self.pos += len(chunk)
+        self.largest = max(self.largest, n)
+        return chunk
+
+    def __iter__(self):
+        raise AssertionError("stdin read by lines")
+
+
+@pytest.mark.parametrize("text", [HELDOUT * 50, "本日は晴天なり。\n" * 500, "no final newline", "",
+                                  "words\u00a0across\u3000blocks, some\u2028éé " * 800 + "end"])
+def test_count_words_from_stdin_streams_and_agrees_with_a_file(tmp_path, monkeypatch, capsys, text):
+    # -w read stdin whole (100 MB piped in: more than 2 GB); it is read a
+    # block at a time as without -w, counting words across the blocks.
+    # In this process stdin gives 997 bytes at a time, so words and
+    # characters are cut between reads.
+    from pybpe.cli import main
+
+    src = tmp_path / "in.txt"
+    src.write_text(text, encoding="utf-8")
+    expected = [len(pybpe.get_encoding("cl100k_base").encode_ordinary(text)), len(text.split()),
+                len(text.encode())]
+    assert [int(n) for n in ok("count", "cl100k_base", "-w", src).stdout.split()[:3]] == expected
+    assert [int(n) for n in ok("count", "cl100k_base", "-w", stdin=text).stdout.split()[:3]] == expected
+    stdin = _Trickle(text.encode(), 997)
+    monkeypatch.setattr(sys, "stdin", type("Stdin", (), {"buffer": stdin})())
+    assert main(["count", "cl100k_base", "-w"]) == 0
+    assert [int(n) for n in capsys.readouterr().out.split()[:3]] == expected
+    assert stdin.pos == len(text.encode()) and stdin.largest <= 1 << 22
+
+
 @pytest.mark.parametrize("text", [HELDOUT * 300, "本日は晴天なり。\n" * 400, "no newline", ""])
 def test_encode_whole_streams_with_the_whole_texts_ids(tmp_path, text):
     # --whole read the file whole (a 258 MB file ran out of memory at 6.4

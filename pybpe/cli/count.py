@@ -6,11 +6,12 @@ encoded as one whole text (what a model would be given); text that spells a
 special token counts as that text unless --special.  With no file, or "-",
 stdin is counted.
 
-A file under an encoding with the gpt2, cl100k or o200k pattern is streamed
-through Encoding.encode_file (a few MB in memory whatever its size; it cuts
-the text only where the result is the same as for the whole text); other
-inputs are read whole.
+A file or stdin under an encoding with the gpt2, cl100k or o200k pattern is
+streamed through encode_file's loop (a few MB in memory whatever its size; it
+cuts the text only where the result is the same as for the whole text), its
+words and bytes (-w) counted on the way; other inputs are read whole.
 """
+import codecs
 import os
 import sys
 
@@ -47,8 +48,15 @@ def run(args):
     for path in paths:
         name = "" if path == "-" and len(paths) == 1 else path
         streamed = (not args.special and tok.is_encoding and tok.tokenizer.pat_str in STREAMED
-                    and (os.path.isfile(path) or (path == "-" and not args.words)))
-        if streamed:  # (stdin can be read once: with -w, whole as below)
+                    and (os.path.isfile(path) or path == "-"))
+        if streamed and path == "-":
+            # stdin can be read only once: its words and bytes are counted
+            # as the tokens' loop reads it.
+            stdin = _WordsAndBytes(sys.stdin.buffer) if args.words else sys.stdin.buffer
+            tokens = _streamed_tokens(tok.tokenizer, path, stdin)
+            rows.append((tokens,) + ((stdin.words, stdin.bytes) if args.words else (0, 0)) + (name,))
+            continue
+        if streamed:
             rows.append((_streamed_tokens(tok.tokenizer, path),) + (_streamed_words(path) if args.words else (0, 0))
                         + (name,))
             continue
@@ -67,13 +75,14 @@ def run(args):
     return 0
 
 
-def _streamed_tokens(enc, path):
-    """The tokens of file `path` ("-": stdin) as one text, read a few MB at
-    a time (stdin was read whole, with its words and bytes counted whether
-    asked for or not: 258 MB piped in peaked at 3.5 GB)."""
+def _streamed_tokens(enc, path, stdin=None):
+    """The tokens of file `path` ("-": `stdin`, a binary stream) as one
+    text, read a few MB at a time (stdin was read whole, with its words and
+    bytes counted whether asked for or not: 258 MB piped in peaked at 3.5
+    GB)."""
     try:
         if path == "-":
-            written, _ = write_ids(enc._encode_array, sys.stdin.buffer, _Discard(), "uint32", eot=None,
+            written, _ = write_ids(enc._encode_array, stdin, _Discard(), "uint32", eot=None,
                                    document_separator=None, chunk_size=1 << 22)
             return written
         return enc.encode_file(path, os.devnull, append_eot=False)
@@ -86,6 +95,39 @@ class _Discard:
 
     def write(self, data):
         return len(data)
+
+
+class _WordsAndBytes:
+    """A binary stream passed through, counting its bytes and its words (as
+    str.split() finds them in the whole text) on the way: -w on stdin.
+
+    Each block read is decoded again here by an incremental decoder, so a
+    character cut between two reads comes out whole; a word running from
+    one block into the next is counted once (it continues when the new text
+    starts with a non-space and the text before ended with one).  split()
+    runs on slices of _SLICE characters, for the same reason: the list of
+    a 4 MB block of one-letter words would take about 100 MB.  A byte that
+    is not UTF-8 is replaced here and reported by the tokens' loop."""
+
+    _SLICE = 1 << 16
+
+    def __init__(self, raw):
+        self.raw = raw
+        self.words = self.bytes = 0
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._in_word = False  # whether the text so far ends inside a word
+
+    def read(self, n):
+        data = self.raw.read(n)
+        self.bytes += len(data)
+        text = self._decoder.decode(data, final=not data)
+        for start in range(0, len(text), self._SLICE):
+            part = text[start:start + self._SLICE]
+            self.words += len(part.split())
+            if self._in_word and not part[0].isspace():
+                self.words -= 1  # the word before goes on here
+            self._in_word = not part[-1].isspace()
+        return data
 
 
 def _streamed_words(path):
