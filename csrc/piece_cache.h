@@ -34,10 +34,10 @@
  * Longer pieces and longer answers are not cached (they rarely come back).
  * Entries per unit of size: tok n, two n, short n / 2, long n / 8, so
  * 64 * n bytes; n is a multiple of 16, the largest that fits the size
- * asked for (piece_cache.c: why this split).
+ * asked for (csrc/NOTES.md, "The piece cache": why this split).
  *
  * Which entry a new piece replaces (the policy): see BPE__PC_POLICY, and
- * piece_cache.c's header for what was measured.
+ * csrc/NOTES.md, "The piece cache", for what was measured.
  */
 #ifndef PYBPE_PIECE_CACHE_H
 #define PYBPE_PIECE_CACHE_H
@@ -48,7 +48,7 @@
 
 #include "text.h"
 
-/* Policies, chosen at compile time (piece_cache.c has the measurements;
+/* Policies, chosen at compile time (csrc/NOTES.md, "The piece cache", has the measurements;
  * 3 won, the others stay for measuring again):
  *   1  direct-mapped, a new piece overwrites its slot (one way per set);
  *   2  least frequent: each entry counts its hits (up to BPE__PC_FREQ_MAX);
@@ -120,7 +120,7 @@ typedef char bpe__pc_sizes_are_lines[sizeof(bpe__pc_tok) == 16 && sizeof(bpe__pc
                                      sizeof(bpe__pc_long) == 128 ? 1 : -1];
 
 /* Entries per unit of size: tok and two 1, short 1 / BPE__PC_SHORT_DIV,
- * long 1 / BPE__PC_LONG_DIV (piece_cache.c has the measurements). */
+ * long 1 / BPE__PC_LONG_DIV (csrc/NOTES.md, "The piece cache", has the measurements). */
 #ifndef BPE__PC_SHORT_DIV
 #define BPE__PC_SHORT_DIV 2
 #endif

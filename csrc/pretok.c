@@ -10,149 +10,20 @@
  * scanner maps its steps to the alternatives.  Not here: any pattern a user
  * writes (Python's regex module handles those).  Text level (text.h).
  *
- * Speed: what won.  Most of a scanner's time went to walking runs of one
- * class a character at a time, each run ending in a mispredicted loop exit.
- * Runs are now found a word at a time: pt_load reads eight bytes into a
- * uint64_t (never a byte past the text), pt_lanes classifies the ASCII
- * among them with two additions per range (letters, digits, whitespace,
- * the rest), and pt_first turns the first byte that ends the run into an
- * index with one multiplication -- portable C99 (SWAR), no intrinsics.  A
- * run that meets a byte beyond ASCII goes on through the class tables a
- * character at a time (pt_at), and back to words at the next ASCII byte;
- * whitespace runs find their last CR/LF in the same word.  With SSE2 (every
- * x86-64; a feature test, PT_SSE2) runs are first tried sixteen bytes at a
- * time.  The helpers are forced inline, so each scanner's masks are
- * constants.  tools/bench_pretok.c (`make bench-pretok FILES=...`) times the
- * scanners alone: MB/s of UTF-8, CPU time, median of 7, on 4 MB of each
- * corpus of tools/bench_encode_table.py, before -> portable -> SSE2, one
- * interleaved run on a busy 2-core machine (+-10%):
- *     prose          gpt2 182 -> 368 -> 374
- *                    cl100k 185 -> 370 -> 380
- *                    o200k 248 -> 273 -> 283
- *     Python source  gpt2 206 -> 352 -> 361
- *                    cl100k 186 -> 324 -> 332
- *                    o200k 278 -> 264 -> 277
- *     multilingual   gpt2 290 -> 293 -> 305
- *                    cl100k 332 -> 385 -> 392
- *                    o200k 228 -> 267 -> 276
- *     CJK            gpt2 465 -> 616 -> 613
- *                    cl100k 454 -> 635 -> 632
- *                    o200k 432 -> 516 -> 526
- *     words of 10-40 random letters (2.6 MB): gpt2 484 -> 1643 -> 2104,
- *                    cl100k 470 -> 1555 -> 2024, o200k 1081 -> 1339 -> 1547
- * Instructions (cachegrind, cl100k, encode_ordinary of 1 MB): the scanner
- * 48.2M -> 23.9M on prose, 56.7M -> 27.6M on Python source; the encode's
- * C code 107M -> 80M and 103M -> 70M.  encode_ordinary, C backend, 2 MB of
- * each corpus, MB/s by CPU time (median of 5 calls, median of three
- * alternating processes), before -> after:
- *     gpt2    prose 47.8 -> 56.9, Python 49.9 -> 55.5, multilingual 60.4 -> 61.4
- *     cl100k  prose 47.1 -> 54.0, Python 62.1 -> 76.4, multilingual 63.9 -> 68.4
- *     o200k   prose 45.5 -> 49.7, Python 69.5 -> 75.4, multilingual 59.7 -> 64.8
- * and CJK within noise (44-49 both).  What limits the scanners now: one
- * piece at a time, three or four data-dependent branches per piece
- * (a space? a letter after it? punctuation? a newline after that?), ~0.6
- * of them mispredicted per piece on prose in cachegrind's model (this
- * machine has no hardware counters); o200k runs at three quarters of
- * cl100k's speed on prose (its letters are two runs, upper then lower
- * case).
- *
- * What lost.  (1) Whole ASCII pieces with few branches: classify the word
- * at a piece's start once, take the prefix by lane arithmetic, select the
- * run's class lanes without branching (pt_select) and end the piece with
- * one pt_first -- one branch per piece instead of three or four.  Fewer
- * mispredictions in cachegrind's model, 23% more instructions, and 25-40%
- * slower on the machine (prose gpt2 ~375 -> ~245 MB/s, cl100k ~380 -> ~215,
- * o200k ~280 -> ~220): each piece's end then waits on a chain of ~25 cycles
- * (load, classify, select, multiply) before the next piece can start, where
- * the branchy scanner lets the processor guess its way several pieces
- * ahead.  A scanner at memory speed would cut a whole block at once
- * (boundary masks for 64 bytes, then one bit per piece), not a piece at a
- * time.  (2) The [\r\n/]* after punctuation a word at a time: fewer
- * mispredictions in the model, 3-6% slower measured.  (3) Without the
- * inline hint GCC kept pt_at and pt_lanes out of line, and pt_lanes tested
- * every class for every run: multilingual text 25% slower than before.
- *
- * The window (session 6).  Cutting many pieces per call (bpe__pretok_cut,
- * which ranks.c's encode loop and bpe_pretok_split use) lets 64 bytes be
- * classified at once into bit masks, shifted on 32 bytes at a time, and
- * most ASCII pieces cut with a mask test or two and one count of trailing
- * zeros (the section "Sixty-four bytes at once" says how; anything else
- * goes to the scanners above).  make bench-pretok on 4 MB of each corpus,
- * median MB/s by CPU time, base -> window, SSE2 (the portable build, with
- * the compiler's count of trailing zeros, in brackets):
- *     prose          gpt2 376 -> 446 (365 -> 386), cl100k 380 -> 455
- *                    (373 -> 379), o200k 286 -> 389 (274 -> 318)
- *     Python source  gpt2 369 -> 446, cl100k 341 -> 416, o200k 285 -> 366
- *     multilingual   gpt2 312 -> 292, cl100k 397 -> 380, o200k 282 -> 262
- *     CJK            gpt2 631 -> 568, cl100k 657 -> 604, o200k 531 -> 496
- * Text of other scripts loses 5-10%: its ASCII pieces (spaces and marks
- * between non-ASCII words) mostly end at a byte the window cannot judge.
- * gpt2 then cuts whole blocks: where 64 ASCII bytes without an apostrophe
- * follow, all its boundaries among them come from one set of mask
- * operations, one bit per piece (pt_block_gpt2): prose 466 -> ~810 MB/s,
- * Python 459 -> ~740, multilingual ~5% slower, CJK the same (same run).
- * cl100k and o200k cut blocks too (session 8, pt_block_wide).  Their
- * boundaries are less local (\p{N}{1,3} counts from the run's start, a
- * prefix depends on whether the mark before it began a piece, [\r\n]*
- * after punctuation and the last newline of a whitespace run reach across
- * the run, contractions), but on ASCII each comes down to the bytes at
- * k - 2 .. k + 1, a loop over digit runs longer than three, one addition
- * carried along runs of whitespace, and a scalar look at each apostrophe
- * after a letter (the comment above pt_block_wide derives the rules; the
- * block stops at what they do not cover: bytes of 0x80 and up, a blank
- * line with trailing spaces, o200k's "/" after a newline).  A block that
- * nothing stopped lets the next one start at once, at its last start (all
- * three patterns; before, the pieces up to its 64th byte went to the
- * window first: 10% of prose's pieces).  make bench-pretok's program on
- * 4 MB of each corpus, CPU time, median MB/s of 5 rounds, the base, the
- * blocks, and the blocks with that retry alternated (3 runs each,
- * medians; a busy machine), base -> blocks -> retry, the same cuts
- * (checksums):
- *     prose          cl100k 499 -> 896 -> 1318, o200k 428 -> 773 -> 1221,
- *                    gpt2 930 -> 899 -> 1203
- *     Python source  cl100k 453 -> 878 -> 1245, o200k 397 -> 724 -> 1074,
- *                    gpt2 827 -> 806 -> 1076
- *     multilingual   cl100k 403 -> 381 -> 393, o200k 282 -> 264 -> 280,
- *                    gpt2 293 -> 297 -> 301
- *     CJK            cl100k 663 -> 646 -> 647, o200k 523 -> 531 -> 533,
- *                    gpt2 598 -> 629 -> 608
- * The portable build (BPE_PRETOK_PORTABLE), base -> blocks: prose cl100k
- * 355 -> 504, o200k 271 -> 424; Python cl100k 324 -> 499, o200k 270 -> 416.
- * Trying a block only where it would decide 16 or 32 bytes changed
- * nothing measurable on other scripts.
- * o200k stays ~10% behind cl100k: two more masks (upper and lower case
- * apart, "/") and the contraction check after every apostrophe that
- * follows a letter (Python's quotes).  gpt2's blocks stopped at every
- * apostrophe (one in ~200 bytes of prose, ~90 of Python); they now take
- * the contractions as pt_block_wide does for cl100k (same run of the
- * program, alternated, medians of 3): prose gpt2 1261 -> 1594, Python
- * 1084 -> 1666, multilingual 311 -> 312.
- * Inside an encode the blocks ran only half the time: ranks.c asks for
- * RK_CUT = 128 pieces per call, and a block waited for room for 64, so the
- * last ~64 pieces of each call went to the window.  A block now writes as
- * many starts as there is room for (PT_BLOCK_ROOM, at least 8).
- * Instructions in the encode (callgrind, encode_ordinary of two 0.3 MB
- * slices of each corpus, rk_encode_texts inclusive; bpe__pretok_cut's
- * own), main before session 8 -> the blocks -> with room:
- *     cl100k prose  9.05M -> 6.63M -> 4.23M (encode 34.1M -> 28.7M)
- *     cl100k Python 8.66M -> 6.49M -> 4.33M (encode 26.6M -> 22.1M)
- *     o200k prose  10.54M -> 7.64M -> 4.75M (encode 36.5M -> 30.2M)
- *     o200k Python  9.87M -> 7.45M -> 4.96M (encode 27.2M -> 22.6M)
- *     gpt2 prose    6.96M -> 6.21M -> 3.61M (encode 33.5M -> 27.7M)
- *     gpt2 Python   6.52M -> 5.62M -> 3.25M (encode 27.8M -> 22.8M)
- * (the encode's totals also hold other changes to ranks.c made meanwhile;
- * the scanner's share is its own column).
- * What lost: choosing the run's class and the prefix without branches
- * (masks selected by arithmetic): gpt2 prose 460 -> 390, cl100k 515 ->
- * 460 -- as in (1) above, the processor guesses the class right more often
- * than not and runs ahead; a window classified anew for every ASCII piece
- * of CJK and Korean text (multilingual 15-20% slower: it now starts only
- * where eight ASCII bytes follow); the window's 64 bytes classified anew
- * for every 32 bytes (half the classification instructions with the shift).
- * No NEON path: this machine has no ARM compiler to build or test one; the
- * portable path serves ARM.  The portable path is always built: the C
- * self-tests compile it beside the default one (BPE_PRETOK_PORTABLE,
- * csrc/tests/test_pretok_paths.c) and compare them.
+ * How it is fast.  Runs of one class are found a word at a time: pt_load
+ * reads eight bytes into a uint64_t (never a byte past the text), pt_lanes
+ * classifies the ASCII among them with two additions per range, and
+ * pt_first turns the first byte that ends the run into an index with one
+ * multiplication -- portable C99 (SWAR), no intrinsics; with SSE2 (a
+ * feature test, PT_SSE2) sixteen bytes at a time first.  Characters beyond
+ * ASCII go through the class tables one at a time (pt_at).  Many pieces are
+ * cut per call (bpe__pretok_cut): 64 bytes are classified at once into bit
+ * masks, and where a block of ASCII allows, all its boundaries come from
+ * one set of mask operations, a bit per piece ("Sixty-four bytes at once"
+ * below).  The portable path is always built: the C self-tests compile it
+ * beside the vector one and compare them (csrc/tests/test_pretok_paths.c).
+ * What each step gained, what lost, and what limits the scanners now:
+ * csrc/NOTES.md, "The scanners".
  */
 #include <stdint.h>
 #include <string.h>

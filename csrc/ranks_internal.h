@@ -376,7 +376,7 @@ static inline uint32_t rk_id(const bpe_ranks *r, uint32_t k)
  * stay put for the whole call, so nothing is copied).  CJK pieces are
  * 20-99 bytes of 3-byte characters, and cl100k or gpt2 give many of 17-64
  * bytes 15 IDs or more: without this they were merged every time they came
- * back (piece_cache.c's header has the figures).  Direct-mapped, a new
+ * back (csrc/NOTES.md, "The piece cache", has the figures).  Direct-mapped, a new
  * piece overwrites its slot; allocated on the first such piece, so prose
  * (where they are rare) pays a NULL test.  len 0: empty.
  */

@@ -64,57 +64,7 @@
  * loop 0.121-0.125 -> 0.104-0.107 s (chapter flavour), 0.054 -> 0.045 s
  * (byte level); ~10 passes over the pairs in all.
  *
- * WHERE THE TIME GOES (Shakespeare, chapter flavour, 8,000 tokens: 928k
- * nodes, 133k pairs ever, 584k occurrences merged and 396k stale ones
- * skipped, 7,825 merges).  The first 300 merges (big occurrence lists)
- * take ~35 ms, the other 7,500 ~70 ms: there a merge touches ~12
- * occurrences and costs ~8 us, nearly all of it cache misses -- the
- * occurrence's nodes and word frequency (prefetched), the neighbour pairs'
- * records, the map slot of each new pair (one miss per put, ~130k), the
- * heap.  bpe_trainer_new is ~27 ms: a pass over the nodes, each
- * occurrence pushed onto its pair's list (lists grow by doubling), and
- * ~40 MB of fresh memory whose first touch is a page fault.  Tried and
- * dropped, no gain beyond the noise of a shared machine (medians of 8
- * alternating runs): the pair index of each node in its own array (no map
- * or cache lookup to remove an occurrence; but one more array to miss in),
- * per-step hint arrays for a merge's new pairs (no map lookup when the
- * merged symbol is new), a 4-ary main heap, a 16k or 64k-entry pair cache,
- * and keys and values of the pair map in one slot.  Session 6 (C alone,
- * CPU medians of 9 alternating runs, loaded machine): occurrence lists
- * start in pool blocks (SMALL LISTS below) -- freeing the trainer 5.9 ->
- * 3.4 ms, the last 7,500 merges 60.3 -> 58.9 ms; the build no longer
- * keeps a touched list (nothing reads it there).  A fresh process pays
- * ~1.5 us per 4 KB page first touched (13k pages, ~19 ms, for this
- * run's table and trainer): memory not allocated is time saved.
- * MADV_HUGEPAGE cut that to ~7 ms but once stalled 120 ms compacting
- * (defrag=madvise here), and it is not C99: not used.  Each node now
- * carries the index of the pair record starting at it (bpe__node.pair,
- * set by every occ_record_at at that key), so removing a merged occurrence's
- * neighbour pairs needs no pair_find: the node is in cache already, while
- * the lookup missed the pair cache and then the map (keys and values, a
- * miss each) in the late merges, where most pairs are new.  Nodes grow
- * 16 -> 20 bytes (more pages to fault at build), but the last 7,500 merges
- * went 69.9 -> 61.0 ms, the first 300 30.3 -> 31.4, the build 28.5 ->
- * 30.1 (medians of 9 alternating runs): ~7 ms net.  (Its own array, tried
- * before, was one more miss and no gain.)  The build looks pairs of
- * initial symbols up in a table of nsym^2 entries when nsym <= 512
- * (DENSE_SYMBOLS) instead of hashing each node's pair: 30.4 -> 26.6 ms.
- * Session 7: only lists of (a, a) or with an empty symbol are sorted
- * before merging (see merge_occurrences), and the first PREFETCH_AHEAD
- * nodes of a list are prefetched before the loop (the late lists, median
- * 7 keys, had no node prefetched at all): merge loop 341.6M -> 308.1M
- * instructions (callgrind), 83.3 -> 72.9 ms (harness, CPU medians of 9
- * alternating runs, loaded machine; the last 7,500 merges 53.3 -> 46.0).
- * Session 8: the build allocates each occurrence list once at its final
- * length (a pass counting them, then the keys in order) instead of pushing
- * key by key with doubling: bpe_trainer_new 110.6M -> 83.5M instructions
- * (callgrind, the whole chapter job), ~3 MB less copied into fresh pages.
- * Session 9 (cachegrind with a 2 MB last-level cache, the whole chapter
- * job; LL misses): the pair record split into a hot 32-byte part, aligned,
- * and a side part (see pair_rec) 6.64M -> 6.35M; nodes 20 -> 16 bytes (no
- * left link: bpe__prev in train_core.h) -> 5.96M, and page faults 12,416
- * -> 11,288; the trainer's own pair map (THE PAIR MAP) -> 5.81M, faults
- * -> 10,262.
+ * WHERE THE TIME GOES, and what was tried: csrc/NOTES.md, "The trainer".
  *
  * COUNTS NEVER WRAP.  A pair's count is a sum of uint64 word frequencies and
  * may pass 2^64 - 1 (two words of 2^63 share a pair; or a merge joins the
