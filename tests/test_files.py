@@ -511,6 +511,31 @@ def test_cli_sigterm_leaves_no_temp(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["corpus.txt", "model.json"]
 
 
+def interrupt_at_event(source, at, action, only_if=lambda: True):
+    """Run action() under a tracer that counts the calls and lines run in the
+    file `source` and raises KeyboardInterrupt at the at-th (when only_if()
+    says a real Ctrl-C could land there; at=None: never).  The count."""
+    events = [0]
+
+    def tracer(frame, event, arg):
+        if frame.f_code.co_filename != source:
+            return None
+        if event in ("call", "line"):
+            events[0] += 1
+            if events[0] == at and only_if():
+                raise KeyboardInterrupt
+        return tracer
+
+    sys.settrace(tracer)
+    try:
+        action()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        sys.settrace(None)
+    return events[0]
+
+
 def test_interrupt_anywhere_in_a_write_leaves_no_temp(tmp_path, backend, temp_kind):
     """A KeyboardInterrupt at every line and call of pybpe/_atomic.py during
     a save (as tests/test_atomic_state.py does for state): each time the file
@@ -523,26 +548,7 @@ def test_interrupt_anywhere_in_a_write_leaves_no_temp(tmp_path, backend, temp_ki
     source = os.path.abspath(_atomic.__file__)
 
     def sweep(at):
-        """Save under a tracer raising at its at-th event; the event count."""
-        events = [0]
-
-        def tracer(frame, event, arg):
-            if frame.f_code.co_filename != source:
-                return None
-            if event in ("call", "line"):
-                events[0] += 1
-                if events[0] == at:
-                    raise KeyboardInterrupt
-            return tracer
-
-        sys.settrace(tracer)
-        try:
-            tok.save(dest)
-        except KeyboardInterrupt:
-            pass
-        finally:
-            sys.settrace(None)
-        return events[0]
+        return interrupt_at_event(source, at, lambda: tok.save(dest))
 
     total = sweep(None)
     assert total > 20
@@ -755,25 +761,8 @@ def test_gpt2_pair_interrupt_anywhere_never_mixes(tmp_path, backend, temp_kind):
     source = os.path.abspath(_atomic.__file__)
 
     def sweep(at):
-        events = [0]
-
-        def tracer(frame, event, arg):
-            if frame.f_code.co_filename != source:
-                return None
-            if event in ("call", "line"):
-                events[0] += 1
-                if events[0] == at and signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-                    raise KeyboardInterrupt
-            return tracer
-
-        sys.settrace(tracer)
-        try:
-            pair.dump()
-        except KeyboardInterrupt:
-            pass
-        finally:
-            sys.settrace(None)
-        return events[0]
+        return interrupt_at_event(source, at, pair.dump, only_if=lambda: (
+            signal.getsignal(signal.SIGINT) is signal.default_int_handler))
 
     total = sweep(None)
     assert total > 40
