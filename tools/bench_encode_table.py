@@ -56,16 +56,16 @@ Corpora (deterministic, from files every machine has):
                 libglib2.0-data, iso-codes and the like) in 21 languages of
                 13 scripts (LANGUAGES), taking turns in runs of ~4 KB; where
                 too few are installed, the older corpus below, with a note
-  cjk           the Chinese and Japanese files of CPython's
-                Lib/test/cjkencodings only
-CPython's samples hold only ~5 KB of Chinese and Japanese, far less than the
-slices need; repeating it would hand every cache the same pieces again.  They
-are extended by a seeded order-2 character Markov chain trained on that text
-(same characters, same local statistics, new sentences), so the slices are
-new text too.  The older multilingual corpus did the same with the
-cjkencodings samples plus the stdlib's mostly non-ASCII lines, ~12 KB; its
-chain looped on a line of accented vowels, and two thirds of it came out as
-"áéíóú|" (until 2026-12-06: figures before then call that "multilingual").
+  cjk           the same catalogs' Chinese (zh_CN, zh_TW) and Japanese (ja),
+                taking turns; ~3/4 of the bytes are CJK characters
+Until 2026-12-06 both came from CPython's Lib/test/cjkencodings samples
+(~5 KB of Chinese and Japanese; with the stdlib's mostly non-ASCII lines,
+~12 KB for multilingual) extended by a seeded order-2 character Markov chain.
+That seed is too small: the multilingual chain looped on a line of accented
+vowels (two thirds of it was "áéíóú|") and the cjk one held 1,602 distinct
+cl100k pieces in 78,763, so the caches knew nearly every piece and those
+columns measured them; figures before then call that "multilingual" and
+"cjk".  The chains stay as the fallback where the catalogs are missing.
 The machine this runs on may be shared: compare figures within one run.
 """
 import argparse
@@ -175,6 +175,7 @@ def _markov(seed_text, limit, order=2, seed=0):
 # Japanese, Chinese (both forms) and Latin with diacritics.
 LANGUAGES = ["ru", "uk", "el", "ar", "he", "fa", "hi", "bn", "ta", "th", "ka", "ko", "ja",
              "zh_CN", "zh_TW", "vi", "tr", "pl", "de", "fr", "es"]
+CJK_LANGUAGES = ["zh_CN", "ja", "zh_TW"]
 LOCALE = "/usr/share/locale"
 
 
@@ -202,14 +203,21 @@ def corpus_multilingual(limit):
     catalogs, LANGUAGES taking turns in runs of ~4 KB, so every slice holds
     them all.  Without enough of them (another system), the older corpus:
     see _corpus_multilingual_markov."""
-    texts = {lang: _translations(lang) for lang in LANGUAGES}
+    return _languages_in_turn(LANGUAGES, limit, "multilingual", _corpus_multilingual_markov)
+
+
+def _languages_in_turn(languages, limit, name, fallback):
+    """The translations of `languages` taking turns in runs of ~4 KB (whole
+    lines) until `limit` bytes of UTF-8, or fallback(limit), with a note on
+    stderr, where the catalogs hold too little."""
+    texts = {lang: _translations(lang) for lang in languages}
     if sum(len(t.encode("utf-8")) for t in texts.values()) < limit:
-        print("(multilingual: too few message catalogs under %s; CPython's samples and a Markov "
-              "chain instead)" % LOCALE, file=sys.stderr)
-        return _corpus_multilingual_markov(limit)
-    out, size, at = [], 0, dict.fromkeys(LANGUAGES, 0)
-    while size < limit and any(at[lang] < len(texts[lang]) for lang in LANGUAGES):
-        for lang in LANGUAGES:
+        print("(%s: too few message catalogs under %s; CPython's samples and a Markov "
+              "chain instead)" % (name, LOCALE), file=sys.stderr)
+        return fallback(limit)
+    out, size, at = [], 0, dict.fromkeys(languages, 0)
+    while size < limit and any(at[lang] < len(texts[lang]) for lang in languages):
+        for lang in languages:
             text, start = texts[lang], at[lang]
             end = text.find("\n", start + 4000)
             end = len(text) if end < 0 else end + 1
@@ -235,7 +243,18 @@ def _corpus_multilingual_markov(limit):
 
 
 def corpus_cjk(limit):
-    # Chinese (big5, gb*, hz) and Japanese (euc_jp, shift_jis, iso2022_jp) only.
+    """Real Chinese (simplified and traditional) and Japanese: the message
+    catalogs' translations, taking turns as in corpus_multilingual; about
+    three quarters of the bytes are CJK characters, the rest the ASCII of
+    program names, format strings and punctuation."""
+    return _languages_in_turn(CJK_LANGUAGES, limit, "cjk", _corpus_cjk_markov)
+
+
+def _corpus_cjk_markov(limit):
+    # Until 2026-12-06 this was the cjk corpus: CPython's Chinese and Japanese
+    # samples (big5, gb*, hz, euc_jp, shift_jis, iso2022_jp), ~5 KB, are so
+    # small that the chain repeats itself (1,602 distinct cl100k pieces in
+    # 78,763), so the piece caches held nearly all of every slice.
     return _markov(_cjkencodings(("big5", "euc_j", "gb", "hz", "iso2022_jp", "shift")), limit)
 
 
