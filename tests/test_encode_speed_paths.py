@@ -316,6 +316,33 @@ def test_table_lists_equal_the_plain_unpacking(lists, size):
     assert cr._table_lists(table, ffi.new("uint32_t[]", 1), ffi.new("size_t[]", 1), 0) == []
 
 
+@pytest.mark.parametrize("length", [127, 128, 129, 1000, 5000])
+def test_long_table_lists_read_ahead_only_inside_the_table(length):
+    # pl_list starts loading the table slots and ints of IDs 64 and 128
+    # places on (csrc/pyext/pylists.c, PL_AHEAD): lists longer than that, IDs
+    # not yet in the table, the table's last ID, and an ID outside it far
+    # enough on that the read-ahead meets it first (the sanitizer build
+    # checks that the table is never read outside).
+    cr = _pylists()
+    from pybpe._bpe_c import ffi
+    import random
+    rng = random.Random(length)
+    size = 3000
+    ids = [rng.randrange(size) for _ in range(length)]
+    ids[-1] = size - 1
+    table = cr._pylists.new_table(size)
+    for _ in range(2):  # ints made on the way, then all from the table
+        got = cr._table_lists(table, ffi.new("uint32_t[]", ids), ffi.new("size_t[]", [length]), 1)
+        assert got == [ids]
+    bad = list(ids)
+    bad[length - 1] = size  # outside: the read-ahead sees it 64 and 128 places early
+    with pytest.raises(ValueError, match="ID %d is outside the table" % size):
+        cr._table_lists(table, ffi.new("uint32_t[]", bad), ffi.new("size_t[]", [length]), 1)
+    bad[length // 2] = 2 ** 32 - 1
+    with pytest.raises(ValueError, match="ID %d is outside the table" % (2 ** 32 - 1)):
+        cr._table_lists(table, ffi.new("uint32_t[]", bad), ffi.new("size_t[]", [length]), 1)
+
+
 def test_table_lists_refuse_ids_outside_the_table_and_decreasing_ends():
     cr = _pylists()
     from pybpe._bpe_c import ffi

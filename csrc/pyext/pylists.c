@@ -97,6 +97,32 @@ static int pl_address(PyObject *number, const void **out)
     return !*out && PyErr_Occurred() ? -1 : 0;
 }
 
+/* A hint to start loading the line at address a, to be read (rw 0) or
+ * written (1), where the compiler has one (GCC, Clang); elsewhere nothing,
+ * which changes no result. */
+#if defined(__GNUC__) || defined(__clang__)
+#define PL_PREFETCH(a, rw) __builtin_prefetch((a), (rw))
+#else
+#define PL_PREFETCH(a, rw) ((void)(a))
+#endif
+
+/*
+ * How far ahead pl_list starts loading.  On text no call has seen, with the
+ * core's caches full of other work (what tools/bench_encode_table.py
+ * measures: the other encoders run between two of pybpe's calls), each ID
+ * waited on two misses in a row: its slot in the table, then its int's
+ * reference count.  So the slot of the ID PL_AHEAD * 2 places on is
+ * fetched, and the int of the one PL_AHEAD on, whose slot has arrived by
+ * then.  One list of a 0.5 MB slice, after 64 MB of other memory was
+ * touched, medians of 12 slices, builds alternating in one process: gpt2
+ * prose 1.25-1.44 -> 0.61-0.63 ms (8.0-9.2 -> 3.9-4.0 ns per ID); o200k
+ * multilingual 2.02 -> 0.91 ms.  Fetching only the int (the slot read
+ * first): 1.09 ms; both, 8 / 16 / 32 / 48 / 128 places on: 1.05 / 0.89 /
+ * 0.69 / 0.67 / 0.64 ms; the int fetched to be written, not read: 3-5%
+ * faster.
+ */
+#define PL_AHEAD 64
+
 /* One list of ids[0 .. n), or NULL with an exception set. */
 static PyObject *pl_list(pl_table *table, const uint32_t *ids, Py_ssize_t n)
 {
@@ -108,6 +134,11 @@ static PyObject *pl_list(pl_table *table, const uint32_t *ids, Py_ssize_t n)
     for (k = 0; k < n; k++) {
         uint32_t id = ids[k];
         PyObject *value;
+        if (k + 2 * PL_AHEAD < n && (size_t)ids[k + 2 * PL_AHEAD] < (size_t)table->size)
+            PL_PREFETCH(&table->ints[ids[k + 2 * PL_AHEAD]], 0);
+        if (k + PL_AHEAD < n && (size_t)ids[k + PL_AHEAD] < (size_t)table->size &&
+            table->ints[ids[k + PL_AHEAD]])
+            PL_PREFETCH(table->ints[ids[k + PL_AHEAD]], 1); /* its count is written */
         if ((size_t)id >= (size_t)table->size) {
             PyErr_Format(PyExc_ValueError, "ID %lu is outside the table (%zd IDs)", (unsigned long)id,
                          table->size);
