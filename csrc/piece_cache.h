@@ -148,6 +148,12 @@ struct bpe_piece_cache {
  * cache of `units` (a multiple of 16, at least 16) on the caller's stack. */
 int bpe__pc_init(bpe_piece_cache *c, size_t units);
 void bpe__pc_done(bpe_piece_cache *c);
+/* Reads the whole cache once, front to back, when text_len is at least
+ * its size / BPE__PC_WARM_DIV: a call on that much text asks about most
+ * of its lines, which then need not come one miss at a time
+ * (piece_cache.c says what it was measured to do). */
+#define BPE__PC_WARM_DIV 16
+void bpe__pc_warm(const bpe_piece_cache *c, size_t text_len);
 /* The units of a cache of at most max_bytes (0 when even the smallest does
  * not fit). */
 size_t bpe__pc_units_for_bytes(size_t max_bytes);

@@ -350,6 +350,7 @@ int bpe_ranks_encode_cached(const bpe_ranks *r, bpe_piece_cache *cache, int patt
     if (!cache || (cache->owner && cache->owner != (const void *)r))
         return BPE_EINVAL;
     cache->owner = r;
+    bpe__pc_warm(cache, text_len); /* a cache that lives across calls may have gone cold */
     return rk_encode_texts(r, cache, pattern, text, text_len, text_ends, n_texts, out, out_ends);
 }
 
@@ -463,6 +464,9 @@ int bpe_ranks_encode_shared(const bpe_ranks *r, bpe_piece_cache *cache, int patt
     if (n_texts && text_ends[n_texts - 1] != text_len)
         return BPE_EINVAL;
     cache->owner = r;
+    /* This worker's part of the batch, or of its budget, decides whether
+     * the cache is read through first (it may have gone cold meanwhile). */
+    bpe__pc_warm(cache, budget ? budget : text_len / share->n_workers);
     rk_scratch_init(&s, text_len);
     while ((first = rk_next_run(share, worker, position)) < n_texts) {
         size_t last = n_texts - first < share->run ? n_texts : first + share->run;
