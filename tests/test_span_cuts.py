@@ -1,6 +1,7 @@
 """Long pieces cut where no token occurrence spans the cut (csrc/ranks_merge.c, bpe__ranks_merge_cut).
 
-The C core cuts a long piece (17-4,096 bytes) at places p that no
+The C core cuts a long piece (17-4,096 bytes, or from 6 bytes when it ends
+in a character of three bytes) at places p that no
 occurrence of a vocabulary token inside the piece covers -- no token
 piece[i:j] of two bytes or more with i < p < j -- merges the units between
 cuts on their own (through the piece cache) and joins their IDs.  Exact
@@ -202,6 +203,69 @@ def test_new_sentences_of_known_units_merge_nothing_new(name):
     # token -- so a few units straddle a join.)
     slack = 25 if name == "o200k_base" else len(new)  # (a unit across each join)
     assert after["unit_merges"] - before["unit_merges"] <= len(novel) + slack, (before, after, len(novel))
+
+
+def _short_wide_pieces(rng):
+    """Pieces of 4-18 bytes around RK_CUT_MIN_WIDE (6) and RK_CUT_MIN (17):
+    runs of CJK, kana, Hangul and Devanagari characters (three bytes each,
+    Devanagari with its marks), some behind a space or an ASCII letter, some
+    cut inside a character at either end, some ending in a two- or four-byte
+    character instead (those stay whole below 17 bytes)."""
+    spans = ((0x4E00, 0x9FFF), (0x3040, 0x30FF), (0xAC00, 0xD7A3), (0x0900, 0x097F))
+    common = "的一是不了在人有我他这个们中来上大为和国地到以说时要就出会可也你对生能而子那得"
+    out = []
+    for _ in range(400):
+        kind = rng.randrange(4)
+        if kind == 0:
+            chars = "".join(rng.choice(common) for _ in range(rng.randint(2, 6)))
+        else:
+            span = rng.choice(spans)
+            chars = "".join(chr(rng.randrange(*span)) for _ in range(rng.randint(2, 6)))
+        prefix = rng.choice(("", "", " ", "x", "\u00e9"))
+        suffix = rng.choice(("", "", "", "\u00e9", "\U0001F600"))
+        piece = (prefix + chars + suffix).encode()
+        cut = rng.random()
+        if cut < 0.15:
+            piece = piece[1:]  # starts inside a character
+        elif cut < 0.3:
+            piece = piece[:-1]  # ends inside one
+        if 4 <= len(piece) <= 18:
+            out.append(piece)
+    return out
+
+
+@needs_c
+@pytest.mark.parametrize("name", SHIPPED)
+def test_short_pieces_of_three_byte_characters(name):
+    # Pieces of 6-16 bytes that end in a character of three bytes are cut
+    # too (ranks_merge.c, RK_CUT_MIN_WIDE): each alone, and all in one call
+    # (units meeting in the call's piece cache), give merging's IDs.
+    tik = offline_tiktoken(name)._core_bpe.encode_single_piece
+    table = pybpe.get_encoding(name, backend="c")._table
+    pieces = _short_wide_pieces(random.Random(17))
+    assert sum(6 <= len(p) < 17 and p[-3] >= 0xE0 for p in pieces) > 150
+    for piece in pieces:
+        assert table.encode_piece(piece) == tik(piece), (name, piece)
+    ids = table._encode(b"".join(pieces), _lengths(pieces), False)
+    assert ids == [i for p in pieces for i in tik(p)], name
+
+
+@needs_c
+@pytest.mark.parametrize("name", SHIPPED)
+def test_short_cjk_pieces_are_cut_into_units(name):
+    # Short CJK phrases (3-5 characters, each its own piece between full
+    # stops) go to the units, where they used to be merged whole: a fresh
+    # cache counts unit merges; and the IDs are tiktoken's.
+    base = pybpe.get_encoding(name)
+    enc = Encoding(name, pat_str=base.pat_str, mergeable_ranks=base.mergeable_ranks,
+                   special_tokens=base.special_tokens, backend="c")
+    rng = random.Random(4)
+    common = "的一是不了在人有我他这个们中来上大为和国地到以说时要就出会可也你对生能而子那得"
+    text = "。".join("".join(rng.choice(common) for _ in range(rng.randint(3, 5))) for _ in range(300))
+    assert enc.encode_ordinary(text) == offline_tiktoken(name).encode_ordinary(text)
+    cache = enc._caches[0]
+    info = enc._table.cache_info(cache)
+    assert info["merges"] > 0 and info["unit_merges"] > 0, info
 
 
 # -- random small vocabularies: C against a literal rescan --------------------
