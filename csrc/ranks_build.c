@@ -583,7 +583,7 @@ static int rk_build_cut_ok(bpe_ranks *r, int *dense)
 #define RK_SPAN_CELLS_PER_TOKEN 16
 
 /* span_filter (see bpe_ranks): every proper prefix of every token marks
- * bit 0 of its cell, every token bit 1. */
+ * bit 0 of its cell, every token bit 1; and span_longest. */
 static int rk_build_span_filter(bpe_ranks *r)
 {
     size_t cells = 64, k, i;
@@ -596,10 +596,19 @@ static int rk_build_span_filter(bpe_ranks *r)
     if (!r->span_filter)
         return BPE_ENOMEM;
     r->span_shift = 64 - cell_bits;
+    r->span_longest = calloc(65536, 1);
+    if (!r->span_longest)
+        return BPE_ENOMEM;
     for (k = 0; k < r->n_tokens; k++) {
         const unsigned char *t = r->bytes + r->offsets[k];
         size_t len = rk_len(r, k);
         uint64_t h = RK_SPAN_SEED;
+        if (len >= 2) {
+            uint8_t *longest = &r->span_longest[(size_t)t[0] << 8 | t[1]];
+            uint8_t here = len < RK_SPAN_LONG ? (uint8_t)len : RK_SPAN_LONG;
+            if (*longest < here)
+                *longest = here;
+        }
         for (i = 0; i < len; i++) {
             size_t c;
             h = rk_span_step(h, t[i]);
@@ -680,6 +689,7 @@ void bpe_ranks_free(bpe_ranks *r)
     free(r->pair_filter);
     free(r->cut_ok);
     free(r->span_filter);
+    free(r->span_longest);
     free(r);
 }
 

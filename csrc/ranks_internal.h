@@ -143,7 +143,13 @@ struct bpe_ranks {
      * NULL when results do not concatenate or cut_ok is used instead. */
     uint64_t *span_filter;
     unsigned span_shift;      /* 64 - log2(cells) */
+    /* With the span filter: [a << 8 | b] the bytes of the longest token
+     * that starts with bytes a, b (0: none; RK_SPAN_LONG: that many or
+     * more), so that bpe__ranks_merge_cut skips a walk that cannot reach
+     * past where others reached; 64 KB. */
+    uint8_t *span_longest;
 };
+#define RK_SPAN_LONG 255
 
 /* ------------------------------------------------------------------ hashing */
 

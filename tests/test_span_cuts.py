@@ -292,6 +292,26 @@ def test_random_vocab_pieces(case):
         assert enc._table.encode_piece(piece) == want, backend
 
 
+def test_walks_past_the_longest_token_bound():
+    # bpe__ranks_merge_cut skips the walk from a place when the longest token
+    # starting with its two bytes (span_longest, one byte each, 255 meaning
+    # "255 or more") cannot end past where earlier walks reached.  Here a
+    # token of 300 bytes starts with "ab" inside the reach of one of 273
+    # starting a byte earlier: taking 255 for its length would skip that
+    # walk and cut inside the 300 bytes merging forms.
+    ranks = {b"a": 0, b"b": 1, b"c": 2}
+    for k in range(299):  # ab, abc, abcc, ...: merging reaches ab + c * 298
+        ranks[b"ab" + b"c" * k] = len(ranks)
+    ranks[b"cab" + b"c" * 270] = len(ranks)  # in the vocabulary, never reached
+    for piece in (b"cab" + b"c" * 300, b"ccab" + b"c" * 299 + b"ab", b"cab" + b"c" * 260 + b"cab" + b"c" * 300):
+        want = [ranks[p] for p in naive_merge(piece, ranks)]
+        assert max(map(len, naive_merge(piece, ranks))) >= 256
+        for backend in BACKENDS:
+            enc = Encoding("long", pat_str=r"[\s\S]+", mergeable_ranks=ranks, special_tokens={},
+                           backend=backend)
+            assert enc._table.encode_piece(piece) == want, (backend, piece[:8], len(piece))
+
+
 @needs_c
 @pytest.mark.parametrize("name", SHIPPED)
 def test_pieces_that_walk_far(name):
