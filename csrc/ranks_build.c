@@ -543,13 +543,24 @@ static int rk_build_byte_pairs(bpe_ranks *r)
  * gpt2 holds 7% of the pairs, cl100k 17%, o200k 24%).  A choice of speed
  * only (both rules are exact): where the byte pairs alone cut often (gpt2,
  * cl100k) the walk cost more than its finer cuts saved (CJK, CPU time per
- * 0.5 MB: cl100k 3.7 -> 4.1-4.4 ms, gpt2 4.3 -> 4.7-4.9). */
+ * 0.5 MB: cl100k 3.7 -> 4.1-4.4 ms, gpt2 4.3 -> 4.7-4.9).
+ *   At 1 in RK_WIDE_PAIRS_DIV (cl100k, not gpt2) the table has both: the
+ * span filter for pieces that end in a character of three bytes, cut_ok
+ * for the rest.  Since the walk got cheaper (rk_span_may_reach) the span
+ * rule wins on cl100k's CJK, where its byte pairs cut 40% of the places,
+ * but not on its source, whose long pieces are runs of spaces that walk
+ * far: tools/bench_unseen.c, medians of five alternating runs, 64 MB
+ * touched before each call, the span filter for every piece: CJK 6 slices
+ * 80.3 / 69.1 -> 66.6 / 60.1 ms, Python source 8 slices 32.0 -> 35.2,
+ * prose and multilingual the same; gpt2 CJK 48.5 / 46.7 -> 55.2 / 53.6. */
 #define RK_DENSE_PAIRS_DIV 5
+#define RK_WIDE_PAIRS_DIV 8
 
 /* cut_ok (see bpe_ranks): every pair of neighbouring bytes of every token
- * marks its bit taken, and the others are the cuts.  *dense gets whether
- * the tokens hold at least RK_DENSE_PAIRS of the pairs of their bytes (then
- * the span filter is worth its walk). */
+ * marks its bit taken, and the others are the cuts.  *dense gets 2 when
+ * the tokens hold at least 1 in RK_DENSE_PAIRS_DIV of the pairs of their
+ * bytes (then the span filter is worth its walk on every piece), 1 at 1 in
+ * RK_WIDE_PAIRS_DIV (on pieces of three-byte characters), else 0. */
 static int rk_build_cut_ok(bpe_ranks *r, int *dense)
 {
     size_t k, i, w, held = 0, used = 0;
@@ -573,7 +584,8 @@ static int rk_build_cut_ok(bpe_ranks *r, int *dense)
             held += !(r->cut_ok[w] >> i & 1);
     for (w = 0; w < 256; w++)
         used += seen[w / 64] >> (w % 64) & 1;
-    *dense = held * RK_DENSE_PAIRS_DIV >= used * used;
+    *dense = held * RK_DENSE_PAIRS_DIV >= used * used ? 2
+             : held * RK_WIDE_PAIRS_DIV >= used * used ? 1 : 0;
     return BPE_OK;
 }
 
@@ -658,9 +670,10 @@ bpe_ranks *bpe_ranks_new(const unsigned char *bytes, const size_t *offsets,
         st = rk_build_pair_filter(r);
     if (st == BPE_OK && r->results_concatenate)
         st = rk_build_cut_ok(r, &dense);
-    if (st == BPE_OK && r->results_concatenate && dense) {
+    if (st == BPE_OK && r->results_concatenate && dense)
         st = rk_build_span_filter(r);
-        free(r->cut_ok);
+    if (st == BPE_OK && dense == 2) {
+        free(r->cut_ok); /* the span filter for every piece */
         r->cut_ok = NULL;
     }
 

@@ -133,14 +133,16 @@ struct bpe_ranks {
     /* Bit a << 8 | b set when no token holds byte a followed by byte b, so
      * a piece may be cut between them (bpe__ranks_merge_cut); 8 KB.  NULL when
      * results do not concatenate (then nothing is cut) or when the span
-     * filter is used instead. */
+     * filter is used instead for every piece. */
     uint64_t *cut_ok;
     /* The span filter (bpe__ranks_merge_cut): two bits per cell, cell picked by
      * rk_span_cell of a rolling hash of a string -- bit 0 "some token
      * starts with this string and goes on", bit 1 "maybe a token".  No
      * false negatives, so a walk guided by it finds every token starting at
      * a place; false positives only walk further or ask the token table.
-     * NULL when results do not concatenate or cut_ok is used instead. */
+     * NULL when results do not concatenate or cut_ok is used instead;
+     * with cut_ok too, it is for the pieces that end in a character of
+     * three bytes (ranks_build.c, RK_WIDE_PAIRS_DIV). */
     uint64_t *span_filter;
     unsigned span_shift;      /* 64 - log2(cells) */
     /* With the span filter: [a << 8 | b] the bytes of the longest token

@@ -598,12 +598,15 @@ int bpe__ranks_merge_cut(const bpe_ranks *r, const unsigned char *text, size_t t
 {
     const unsigned char *p = text + pos;
     size_t start = 0, k, n = 0, m, reach = 0, steps = 0;
-    int status;
-    if ((!r->span_filter && !r->cut_ok) || len > RK_CUT_MAX || len < RK_CUT_MIN_WIDE ||
-        (len < RK_CUT_MIN && p[len - 3] < 0xE0)) /* p[len - 3]: a 3-byte character's lead */
+    int status, wide, span;
+    if ((!r->span_filter && !r->cut_ok) || len > RK_CUT_MAX || len < RK_CUT_MIN_WIDE)
         return rk_merge_piece(r, p, len, s, dst, count);
+    wide = p[len - 3] >= 0xE0; /* p[len - 3]: a 3-byte character's lead */
+    if (len < RK_CUT_MIN && !wide)
+        return rk_merge_piece(r, p, len, s, dst, count);
+    span = r->span_filter && (!r->cut_ok || wide); /* which rule (ranks_build.c) */
     for (k = 0; k <= len; k++) {
-        if (!r->span_filter) { /* the byte-pair rule */
+        if (!span) { /* the byte-pair rule */
             if (k < len && (k == 0 || !rk_cut_ok(r, p[k - 1], p[k])))
                 continue;
             goto cut;
@@ -623,7 +626,7 @@ int bpe__ranks_merge_cut(const bpe_ranks *r, const unsigned char *text, size_t t
             return status;
         n += m;
         start = k;
-        if (k < len && r->span_filter && rk_span_may_reach(r, p, k, len, reach))
+        if (k < len && span && rk_span_may_reach(r, p, k, len, reach))
             reach = rk_span_reach(r, p, k, len, reach, &steps);
     }
     *count = n;

@@ -8,9 +8,10 @@ cuts on their own (through the piece cache) and joins their IDs.  Exact
 because every part merging ever forms is a token occurring at its place, so
 no merge crosses such a p.  Under o200k most CJK character boundaries are
 such places, though nearly every pair of CJK bytes occurs in some token.
-(gpt2 and cl100k take the special case of two bytes no token holds side by
-side, cheaper and enough there; small dense vocabularies, like the random
-ones here, and o200k take the general rule.)
+(gpt2 takes the special case of two bytes no token holds side by side,
+cheaper and enough there, and so does cl100k but for pieces that end in a
+character of three bytes; small dense vocabularies, like the random ones
+here, and o200k take the general rule.)
 
 Each input here is compared with merging that takes no cut: tiktoken's
 encode_single_piece for the shipped vocabularies, a literal rescan for
@@ -196,7 +197,10 @@ def test_new_sentences_of_known_units_merge_nothing_new(name):
     assert enc.encode_ordinary(text_b) == tk.encode_ordinary(text_b)
     after = enc._table.cache_info(cache)
     assert after["merges"] > before["merges"]  # the sentences are new
-    assert before["unit_merges"] > {"gpt2": 40, "cl100k_base": 150, "o200k_base": 300}[name]  # cut
+    # cut: units were merged (cl100k's CJK takes the span rule since
+    # 2026-12-06, whose finer cuts leave fewer distinct units: 139 here,
+    # 150-odd with the byte-pair rule)
+    assert before["unit_merges"] > {"gpt2": 40, "cl100k_base": 100, "o200k_base": 300}[name]
     # Their units are not new: only units not seen before are merged.  (The
     # C may cut less than the rule -- gpt2 and cl100k cut only between bytes
     # no token holds side by side, o200k's filter may take a string for a
