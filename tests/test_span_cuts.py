@@ -117,16 +117,19 @@ def _pieces(name, seed):
 @needs_c
 @pytest.mark.parametrize("name", SHIPPED)
 def test_cut_pieces_merge_as_whole_pieces(name):
+    for seed in range(4):
+        _assert_merged_as_tiktoken(name, _pieces(name, seed))
+
+
+def _assert_merged_as_tiktoken(name, pieces):
+    # The C's IDs of each piece alone, and of all of them in one call (so
+    # that units meet in the call's piece cache), are tiktoken's.
     tik = offline_tiktoken(name)._core_bpe.encode_single_piece
     table = pybpe.get_encoding(name, backend="c")._table
-    for seed in range(4):
-        pieces = _pieces(name, seed)
-        for piece in pieces:
-            assert table.encode_piece(piece) == tik(piece), (name, seed, piece)
-        # many pieces in one call, so units meet in the call's piece cache
-        whole = [tik(p) for p in pieces]
-        ids = table._encode(b"".join(pieces), _lengths(pieces), False)
-        assert ids == [i for w in whole for i in w], (name, seed)
+    for piece in pieces:
+        assert table.encode_piece(piece) == tik(piece), (name, piece)
+    ids = table._encode(b"".join(pieces), _lengths(pieces), False)
+    assert ids == [i for p in pieces for i in tik(p)], name
 
 
 def _lengths(pieces):
@@ -242,16 +245,11 @@ def _short_wide_pieces(rng):
 @pytest.mark.parametrize("name", SHIPPED)
 def test_short_pieces_of_three_byte_characters(name):
     # Pieces of 6-16 bytes that end in a character of three bytes are cut
-    # too (ranks_merge.c, RK_CUT_MIN_WIDE): each alone, and all in one call
-    # (units meeting in the call's piece cache), give merging's IDs.
-    tik = offline_tiktoken(name)._core_bpe.encode_single_piece
-    table = pybpe.get_encoding(name, backend="c")._table
+    # too (ranks_merge.c, RK_CUT_MIN_WIDE): each alone, and all in one call,
+    # give merging's IDs.
     pieces = _short_wide_pieces(random.Random(17))
     assert sum(6 <= len(p) < 17 and p[-3] >= 0xE0 for p in pieces) > 150
-    for piece in pieces:
-        assert table.encode_piece(piece) == tik(piece), (name, piece)
-    ids = table._encode(b"".join(pieces), _lengths(pieces), False)
-    assert ids == [i for p in pieces for i in tik(p)], name
+    _assert_merged_as_tiktoken(name, pieces)
 
 
 @needs_c
