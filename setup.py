@@ -84,5 +84,9 @@ else:
     # object) on the limited API; optional like the cffi module, and the
     # lists are built through marshal without it.
     _PYLISTS = Extension("pybpe._pylists", ["csrc/pyext/pylists.c"], py_limited_api=True)
-    setup(cffi_modules=["pybpe/_build.py:ffibuilder"], ext_modules=[_PYLISTS],
+    # pybpe._utf8 (csrc/pyext/utf8.c): a str as UTF-8, faster than str.encode
+    # on long text that is mostly but not all ASCII; optional too (str.encode
+    # without it).
+    _UTF8 = Extension("pybpe._utf8", ["csrc/pyext/utf8.c"], py_limited_api=True)
+    setup(cffi_modules=["pybpe/_build.py:ffibuilder"], ext_modules=[_PYLISTS, _UTF8],
           cmdclass={"build_ext": optional_build_ext})

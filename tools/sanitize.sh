@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Run the Python test suite on an ASan + UBSan build of the C extensions.
 #
-# Both extensions -- the cffi module (csrc/*.c) and pybpe._pylists
-# (csrc/pyext/pylists.c), which until 2026-12-06 ran uninstrumented here --
+# The extensions -- the cffi module (csrc/*.c), pybpe._pylists
+# (csrc/pyext/pylists.c), which until 2026-12-06 ran uninstrumented here,
+# and pybpe._utf8 (csrc/pyext/utf8.c) --
 # are rebuilt with sanitizers in a scratch copy of the tree (the
 # working tree's own build is left alone), the sanitizer runtimes are
 # preloaded into the interpreter, and pytest runs there.  Leak checking is off:
@@ -15,7 +16,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 cp -r "$ROOT/csrc" "$ROOT/pybpe" "$ROOT/tests" "$ROOT/setup.py" "$ROOT/pyproject.toml" "$ROOT/README.md" "$WORK/"
-rm -f "$WORK"/pybpe/_bpe_c* "$WORK"/pybpe/_pylists*
+rm -f "$WORK"/pybpe/_bpe_c* "$WORK"/pybpe/_pylists* "$WORK"/pybpe/_utf8*
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g -O1"
 (cd "$WORK" && CFLAGS="$SAN" LDFLAGS="$SAN" "$PY" pybpe/_build.py > build.log 2>&1) || { cat "$WORK/build.log"; exit 1; }
 CC=${CC:-cc}
@@ -23,12 +24,14 @@ CC=${CC:-cc}
 # name the interpreter looks for (the limited API's .abi3.so where it has one).
 INCLUDE=$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
 SUFFIX=$("$PY" -c 'import importlib.machinery as m; s = m.EXTENSION_SUFFIXES; print(".abi3.so" if ".abi3.so" in s else s[0])')
-$CC $SAN -std=c99 -shared -fPIC -I"$INCLUDE" -o "$WORK/pybpe/_pylists$SUFFIX" "$WORK/csrc/pyext/pylists.c"
-nm -D "$WORK/pybpe/_pylists$SUFFIX" | grep -q __asan || { echo "sanitize: pybpe._pylists is not instrumented"; exit 1; }
+for ext in pylists utf8; do
+    $CC $SAN -std=c99 -shared -fPIC -I"$INCLUDE" -o "$WORK/pybpe/_$ext$SUFFIX" "$WORK/csrc/pyext/$ext.c"
+    nm -D "$WORK/pybpe/_$ext$SUFFIX" | grep -q __asan || { echo "sanitize: pybpe._$ext is not instrumented"; exit 1; }
+done
 PRELOAD="$($CC -print-file-name=libasan.so):$($CC -print-file-name=libubsan.so)"
 cd "$WORK"
 # Imported here first: a module that failed to load would only skip its tests.
-LD_PRELOAD="$PRELOAD" ASAN_OPTIONS=detect_leaks=0 "$PY" -c "import pybpe._pylists, pybpe._bpe_c" \
+LD_PRELOAD="$PRELOAD" ASAN_OPTIONS=detect_leaks=0 "$PY" -c "import pybpe._pylists, pybpe._utf8, pybpe._bpe_c" \
     || { echo "sanitize: the instrumented extensions do not import"; exit 1; }
 # Reports go to files: pytest captures each test's stderr, and a process the
 # sanitizer stops never gives it back (the run failed with no report shown);

@@ -6,7 +6,7 @@
 # 37), so --error-exitcode alone cannot judge the C core.  Instead every error
 # record is kept (with --track-origins, so an uninitialised value made in C
 # and used later by CPython still names C as its origin) and the run fails if
-# any record mentions either extension (_bpe_c, _pylists) or a csrc/ file.
+# any record mentions an extension (_bpe_c, _pylists, _utf8) or a csrc/ file.
 # Usage: tools/valgrind.sh PYTHON [pytest args...]   (slow: ~50x the normal run)
 set -uo pipefail
 # sys.executable, not the path as given: a pyenv shim is a shell script,
@@ -19,6 +19,6 @@ PYTHONMALLOC=malloc PYBPE_BACKEND=c valgrind --tool=memcheck --track-origins=yes
     --num-callers=40 --log-file="$LOG" "$PY" -m pytest -q -p no:cacheprovider "$@"
 status=$?
 errors=$(grep -cE "^==[0-9]+== (Invalid|Conditional|Use of|Syscall param|Mismatched|Source and destination)" "$LOG")
-ours=$(awk '/^==[0-9]+== [A-Z]/{if (rec ~ /_bpe_c|_pylists|csrc\//) n++; rec=""} {rec = rec $0} END{if (rec ~ /_bpe_c|_pylists|csrc\//) n++; print n+0}' "$LOG")
+ours=$(awk '/^==[0-9]+== [A-Z]/{if (rec ~ /_bpe_c|_pylists|_utf8|csrc\//) n++; rec=""} {rec = rec $0} END{if (rec ~ /_bpe_c|_pylists|_utf8|csrc\//) n++; print n+0}' "$LOG")
 echo "valgrind: pytest exit $status; $errors error records in all, $ours touching pybpe's C code (log: $LOG)"
 [ "$status" -eq 0 ] && [ "$ours" -eq 0 ]

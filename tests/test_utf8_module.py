@@ -1,0 +1,145 @@
+"""pybpe._utf8 (csrc/pyext/utf8.c): a str as UTF-8 under tiktoken's rule for
+surrogates, the same bytes as fix_surrogates(text).encode("utf-8") for every
+text, each way it can take -- its own loop with the vector step (mode 1)
+and without it (mode 2), and its choice (mode 0), which leaves text mostly
+beyond ASCII to str.encode.  The texts cover every kind of str CPython
+stores (ASCII, one byte, two, four per character), surrogates paired and
+alone at the edges of the sixteen-character blocks and of the chunks long
+texts are converted in, and the encoders' own use of it on long texts.
+Skips where the module is not built (PYBPE_NO_EXTENSION=1).
+"""
+import random
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pybpe import _unicode
+from pybpe.registry import get_encoding
+
+from conftest import offline_tiktoken
+
+_utf8 = pytest.importorskip("pybpe._utf8", reason="pybpe._utf8 is not built")
+
+MODES = (0, 1, 2)
+CHUNK = 1 << 20  # utf8.c's UTF8_CHUNK
+
+
+def expected(text):
+    return _unicode.fix_surrogates(text).encode("utf-8")
+
+
+def assert_all_modes(text):
+    want = expected(text)
+    for mode in MODES:
+        assert _utf8.utf8(text, mode) == want, mode
+
+
+_chars = st.characters(exclude_categories=())  # every category, surrogates included
+_pieces = st.one_of(
+    st.text(st.characters(max_codepoint=0x7F), max_size=40),     # ASCII runs, often a block or more
+    st.text(_chars, max_size=6),
+    st.sampled_from(["\ud83d\ude00", "\ud800", "\udc00", "\ud800\ud800\udc00", "\U0010ffff", "æ", "\u2014",
+                     "漢字", "\x00", "\x7f\x80"]),
+)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+@given(text=st.lists(_pieces, max_size=20).map("".join))
+def test_generated_text(text):
+    assert_all_modes(text)
+
+
+@pytest.mark.parametrize("text", ["", "a", "æ", "\u20ac", "😀", "\ud800", "\udc00", "\ud83d\ude00",
+                                  "\udc00\ud800", "\ud800\ud800\udc00x", "a\ud83d\ude00b\udc00"])
+def test_short_texts(text):
+    assert_all_modes(text)
+
+
+def test_every_kind_of_str():
+    # ASCII, one byte per character (Latin-1), two (the BMP), four (astral),
+    # long enough for many blocks, with one odd character at varying places.
+    base = "The quick brown fox jumps over the lazy dog. " * 200
+    for odd in ["æ", "\u00ff", "\u0100", "\u07ff", "\u0800", "\uffff", "\U00010000", "\U0010ffff"]:
+        for at in (0, 1, 15, 16, 17, 31, 32, len(base) // 2, len(base) - 1):
+            assert_all_modes(base[:at] + odd + base[at:])
+
+
+@pytest.mark.parametrize("at", range(12, 21))
+def test_surrogates_at_the_edge_of_a_block(at):
+    # Blocks of sixteen characters: a pair split across two blocks, a lone
+    # one at either end of a block, a pair ending the text.
+    ascii_text = "x" * 40
+    for s in ["\ud83d\ude00", "\ud800", "\udc00", "\ud800\ud800\udc00", "\udbff\udfff"]:
+        assert_all_modes(ascii_text[:at] + s + ascii_text[at:])
+        assert_all_modes(ascii_text[:at] + s)
+
+
+@pytest.mark.parametrize("offset", [-2, -1, 0, 1])
+def test_a_pair_across_chunks(offset):
+    # Texts longer than a chunk are converted a chunk at a time: a pair whose
+    # high half ends a chunk is taken whole by the next one; a lone high
+    # surrogate there still becomes U+FFFD.
+    text = "a" * (CHUNK + offset) + "\ud83d\ude00" + "b" * 100 + "\ud800" + "é" * 50
+    assert_all_modes(text)
+    lone = "a" * (CHUNK - 1) + "\ud800" + "a" * 10
+    assert_all_modes(lone)
+
+
+def test_long_mixed_text_in_chunks():
+    rng = random.Random(13)
+    alphabet = ["a", "b", " ", "\n", "æ", "\u0416", "\u4e2d", "\U0001f600", "\ud800", "\udc00"]
+    weights = [40, 30, 20, 5, 2, 1, 1, 1, 0.2, 0.2]
+    text = "".join(rng.choices(alphabet, weights, k=2 * CHUNK + 12345))
+    assert_all_modes(text)
+
+
+def test_text_mostly_beyond_ascii_goes_to_str_encode_and_surrogates_still_work():
+    # Mode 0 hands text mostly beyond ASCII to str.encode, which refuses
+    # surrogates: the module's own loop then does it, by the same rule.
+    cjk = "漢字かなカナ한국어" * 2000
+    assert _utf8.utf8(cjk) == cjk.encode("utf-8")
+    with_surrogates = cjk + "\ud83d\ude00" + cjk + "\udc00"
+    assert_all_modes(with_surrogates)
+
+
+def test_str_subclasses_and_errors():
+    class Text(str):
+        pass
+
+    assert _utf8.utf8(Text("æ" * 3000)) == ("æ" * 3000).encode("utf-8")
+    with pytest.raises(TypeError):
+        _utf8.utf8(b"bytes")
+    with pytest.raises(ValueError, match="mode"):
+        _utf8.utf8("text", 3)
+
+
+def test_unicode_utf8_takes_the_module_for_long_text_only():
+    # pybpe._unicode.utf8 is every encoder's way from str to UTF-8: the
+    # module for long text that is not all ASCII, str.encode otherwise.
+    short = "æ" * (_unicode._UTF8_MODULE_MIN - 1)
+    long = "æ" + "a" * _unicode._UTF8_MODULE_MIN + "\ud800"
+    for text in (short, long, "a" * 5000):
+        assert _unicode.utf8(text) == expected(text)
+
+
+@pytest.mark.parametrize("name", ["gpt2", "cl100k_base", "o200k_base"])
+def test_long_text_with_surrogates_encodes_as_tiktoken(name):
+    # Long enough to take the module inside Encoding: mostly ASCII, one
+    # Latin-1 letter, a pair and lone surrogates.
+    text = ("Thou art more lovely and more temperate. " * 120 + "æ \ud83d\ude00 \ud800x\udc00 "
+            + "Rough winds do shake the darling buds of May. " * 60)
+    tk = offline_tiktoken(name)
+    enc = get_encoding(name)
+    assert enc.encode_ordinary(text) == tk.encode_ordinary(text)
+    assert enc.encode(text) == tk.encode(text)
+    assert enc.encode_ordinary_batch([text, text[::-1]]) == tk.encode_ordinary_batch([text, text[::-1]])
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_long_text_with_surrogates_to_numpy(name):
+    numpy = pytest.importorskip("numpy")
+    text = "æ" + "Shall I compare thee to a summer's day? " * 100 + "\ud83d\ude00\udc00"
+    ids = get_encoding(name).encode_to_numpy(text)
+    assert ids.dtype == numpy.uint32
+    assert ids.tolist() == offline_tiktoken(name).encode_ordinary(text)
