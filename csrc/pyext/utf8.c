@@ -12,10 +12,12 @@
  * store the whole text one or two bytes per character, and str.encode then
  * walks it a character at a time: ~0.3 ms per 0.5 MB, ~6% of encoding it
  * with o200k (12 of the 19 0.5 MB slices of Shakespeare hold an "æ").
- * Here the text is read as code points a chunk at a time
- * (PyUnicode_AsUCS4: the limited API has no view of a str's own storage)
- * and sixteen characters that are all ASCII become sixteen bytes in one
- * step; the others are encoded one at a time.
+ * Here the text is read as code points (PyUnicode_AsUCS4, whole or a
+ * chunk at a time: the limited API has no view of a str's own storage),
+ * its UTF-8 length counted, and the bytes written straight into the bytes
+ * object: sixteen characters that are all ASCII become sixteen bytes in
+ * one step, the others are encoded one at a time.  0.15-0.18 ms for such
+ * a slice of Shakespeare (the portable loop: 0.30).
  *
  * Text that is mostly beyond ASCII (Cyrillic, CJK) is left to
  * str.encode, whose loop over CPython's own storage is faster there than
