@@ -50,8 +50,10 @@
  * (PyUnicode_Substring of the whole text is the text); a longer one is
  * converted a chunk at a time, each chunk a new str. */
 #define UTF8_CHUNK ((Py_ssize_t)1 << 20)
-/* Characters utf8() looks at to choose its way (mode 0). */
-#define UTF8_SAMPLE ((Py_ssize_t)4096)
+/* Characters utf8() looks at to choose its way (mode 0): 4,096 cost
+ * ~0.5 us, ~15% of a 2,048-character text mostly beyond ASCII, where 1,024
+ * choose as well. */
+#define UTF8_SAMPLE ((Py_ssize_t)1024)
 
 /* The steps run once per block of sixteen characters are inlined into
  * u8_encode's four copies, where `vector` and whether `o` is NULL are
