@@ -139,6 +139,19 @@ U8_INLINE int u8_ascii16(const Py_UCS4 *u, unsigned char *o, int vector)
     return 1;
 }
 
+/* The code point u[*i] to o, or only counted when o is NULL; *i moves
+ * past it (and past a low surrogate it pairs with).  Returns its bytes. */
+U8_INLINE size_t u8_step(const Py_UCS4 *u, size_t n, size_t *i, unsigned char *o)
+{
+    Py_UCS4 c = u[(*i)++];
+    if (c < 0x80) {
+        if (o)
+            *o = (unsigned char)c;
+        return 1;
+    }
+    return u8_put(c, u, n, i, o);
+}
+
 /* The UTF-8 of code points u[0..n) to o, or only its length when o is
  * NULL (the same steps, so the count is exactly what is written); returns
  * the number of bytes. */
@@ -152,27 +165,11 @@ U8_INLINE size_t u8_encode_with(const Py_UCS4 *u, size_t n, unsigned char *o, in
             i = stop;
             continue;
         }
-        while (i < stop) { /* a pair may take one code point past stop */
-            Py_UCS4 c = u[i++];
-            if (c < 0x80) {
-                if (o)
-                    o[len] = (unsigned char)c;
-                len++;
-            } else {
-                len += u8_put(c, u, n, &i, o ? o + len : NULL);
-            }
-        }
+        while (i < stop) /* a pair may take one code point past stop */
+            len += u8_step(u, n, &i, o ? o + len : NULL);
     }
-    while (i < n) {
-        Py_UCS4 c = u[i++];
-        if (c < 0x80) {
-            if (o)
-                o[len] = (unsigned char)c;
-            len++;
-        } else {
-            len += u8_put(c, u, n, &i, o ? o + len : NULL);
-        }
-    }
+    while (i < n)
+        len += u8_step(u, n, &i, o ? o + len : NULL);
     return len;
 }
 

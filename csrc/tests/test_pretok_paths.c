@@ -133,29 +133,38 @@ static void test_runs(void)
             }
 }
 
+/* A seeded random text into text[0..MAX_TEXT): `runs` runs, each a unit
+ * of units[0..n_units) repeated min_reps to min_reps + spread - 1 times;
+ * the last `rare` units are drawn one time in five only.  Returns its
+ * length. */
+static size_t random_text(unsigned char *text, const char *const *units, size_t n_units,
+                          size_t rare, size_t runs, size_t min_reps, size_t spread,
+                          uint64_t *seed)
+{
+    size_t len = 0, run, reps;
+    for (run = 0; run < runs; run++) {
+        const char *unit;
+        *seed = *seed * UINT64_C(6364136223846793005) + UINT64_C(1442695040888963407);
+        unit = units[(*seed >> 40) % 5 == 0 ? (*seed >> 33) % n_units : (*seed >> 33) % (n_units - rare)];
+        for (reps = min_reps + (*seed >> 20) % spread; reps > 0 && len + 4 <= MAX_TEXT; reps--) {
+            memcpy(text + len, unit, strlen(unit));
+            len += strlen(unit);
+        }
+    }
+    return len;
+}
+
 static void test_random(void)
 {
     /* runs of random length of random units, seeded */
     static const char *units[] = {"a", "Q", "s", "L", " ", "\t", "\n", "\r", "0", ".", "'", "/",
                                   "\xc3\xa9", "\xe3\x80\x80", "\xcc\x81", "\xc2\x85", "\xf0\x9f\x99\x82",
                                   "d", "T", "ll", "vE", "re", "m", "\xc5\xbf", "7", "\r\n", "Ab", "(", "\xd9\xa3"};
-    const size_t n_units = sizeof units / sizeof units[0];
     unsigned char text[MAX_TEXT];
     uint64_t seed = 2024;
-    size_t trial, len, runs, reps;
-    for (trial = 0; trial < 20000; trial++) {
-        len = 0;
-        for (runs = 0; runs < 8; runs++) {
-            const char *unit;
-            seed = seed * UINT64_C(6364136223846793005) + UINT64_C(1442695040888963407);
-            unit = units[(seed >> 33) % n_units];
-            for (reps = (seed >> 20) % 24; reps > 0 && len + 4 <= MAX_TEXT; reps--) {
-                memcpy(text + len, unit, strlen(unit));
-                len += strlen(unit);
-            }
-        }
-        same_cuts(text, len);
-    }
+    size_t trial;
+    for (trial = 0; trial < 20000; trial++)
+        same_cuts(text, random_text(text, units, sizeof units / sizeof units[0], 0, 8, 0, 24, &seed));
 }
 
 /* Text beyond ASCII between the ASCII the window cuts: letters of two,
@@ -182,22 +191,12 @@ static void test_wide(void)
                                   "\xd9\xa3", "\xef\xbc\x91", "\xc2\xa0", "\xe3\x80\x80", "\xc2\x85",
                                   "\x80", "\xbf", "\xc3", "\xe3\x80", "\xf0\x9f\x99", "\xd0\x41",
                                   "\xe6\x41\x42", "\xc0\xaf", "\xff", "\xf5\x80\x80\x80"};
-    const size_t n_units = sizeof units / sizeof units[0];
     unsigned char text[MAX_TEXT];
     uint64_t seed = 77;
-    size_t trial, len, runs, reps;
+    size_t trial, len;
     for (trial = 0; trial < 40000; trial++) {
-        len = 0;
-        for (runs = 0; runs < 12; runs++) {
-            const char *unit;
-            seed = seed * UINT64_C(6364136223846793005) + UINT64_C(1442695040888963407);
-            /* mostly well-formed: the bad bytes (the last ten) one draw in five */
-            unit = units[(seed >> 40) % 5 == 0 ? (seed >> 33) % n_units : (seed >> 33) % (n_units - 10)];
-            for (reps = 1 + (seed >> 20) % 16; reps > 0 && len + 4 <= MAX_TEXT; reps--) {
-                memcpy(text + len, unit, strlen(unit));
-                len += strlen(unit);
-            }
-        }
+        /* mostly well-formed: the bad bytes (the last ten units) one draw in five */
+        len = random_text(text, units, sizeof units / sizeof units[0], 10, 12, 1, 16, &seed);
         same_cuts(text, len);
         if (trial % 8 == 0)
             chunked_cuts(text, len);
