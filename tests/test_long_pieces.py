@@ -348,6 +348,39 @@ def test_windows_keys_hold_every_rank_hypothesis(ranks, base, data):
         assert _encoding(ranks, backend)._table.encode_piece(piece) == want, (backend, base)
 
 
+@pytest.mark.parametrize("name", ["gpt2", "cl100k_base", "o200k_base"])
+def test_short_loop_every_length_shipped(name):
+    # The short loop on the shipped tables (their byte pairs set it up),
+    # every length it takes, against tiktoken.
+    table, tik = _table(name, FASTEST), _tik(name)
+    rng = random.Random(name)
+    for n in range(2, 100):
+        for letters in ("abcdefghijklmnopqrstuvwxyz", "etaoin sh", "éà日本"):
+            piece = "".join(rng.choice(letters) for _ in range(n)).encode()[:n]
+            piece = piece.decode("utf-8", "ignore").encode()
+            if piece:
+                assert table.encode_piece(piece) == tik(piece), (name, n, piece)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ranks=_dense_vocab(), base=st.sampled_from([0, 2 ** 32 - 40]), seed=st.integers(0, 2 ** 32))
+def test_short_loop_every_length_hypothesis(ranks, base, seed):
+    # Pieces under 100 bytes are merged whole by the short loop
+    # (csrc/ranks_merge.c: rk_merge_small), which drops a pair's key from
+    # the keys it scans when the pair goes, and sets its arrays up with a
+    # copy of fixed size up to RK_SMALL_COPY (32) bytes: every length from
+    # 2 to 99, so both set-ups and every count of keys left over by the
+    # scan's four at a time, against the plain heap.  Ranks near the top of
+    # 32 bits sit just under the keys of pairs without one.
+    ranks = {t: base + r for t, r in ranks.items()}
+    rng = random.Random(seed)
+    for n in range(2, 100):
+        piece = bytes(rng.choice(b"ab ") for _ in range(n))
+        want = _oracle(piece, ranks)
+        for backend in BACKENDS:
+            assert _encoding(ranks, backend)._table.encode_piece(piece) == want, (backend, n)
+
+
 # -- memory: a long piece does not reserve the heap's arrays it never uses ---
 
 _LIMITED_ENCODE = r"""
