@@ -376,7 +376,8 @@ def test_short_loop_every_length_hypothesis(ranks, base, seed):
     rng = random.Random(seed)
     for n in range(2, 100):
         piece = bytes(rng.choice(b"ab ") for _ in range(n))
-        want = _oracle(piece, ranks)
+        # tiktoken's rule: a piece that is a token is that token, unmerged
+        want = [ranks[piece]] if piece in ranks else _oracle(piece, ranks)
         for backend in BACKENDS:
             assert _encoding(ranks, backend)._table.encode_piece(piece) == want, (backend, n)
 
