@@ -27,6 +27,19 @@ static inline size_t rk_capacity(size_t n)
     return cap;
 }
 
+/* The smallest power of two of at least 16 slots that n fill to at most
+ * 4/5: for the tables asked on the way through a piece (the pair table and
+ * the token table), whose lines the core's caches lose between calls, a
+ * table half the size misses half as often, and linear probing still meets
+ * an empty slot.  0 when that does not fit a size_t. */
+static inline size_t rk_dense_capacity(size_t n)
+{
+    size_t cap = rk_capacity(n);
+    if (cap >= 16 && n <= cap / 2 / 5 * 4)
+        cap /= 2;
+    return cap;
+}
+
 /* Token index of bytes p[0..n), or RK_NONE. */
 static inline uint32_t rk_lookup(const bpe_ranks *r, const unsigned char *p, size_t n)
 {
@@ -66,23 +79,18 @@ static void rk_pair_put(bpe_ranks *r, uint32_t left, uint32_t right,
 /* ------------------------------------------------------------ construction */
 
 /* The pair table for n pairs; compact (cpairs) when `compact`.
- *   A compact table is filled up to 4/5 (RK_CPAIRS_LOAD_*), not 1/2: the
- * pairs merging asks about are spread over the whole table, whose lines the
- * core's caches lose between calls, so a table half the size misses half
- * as often, and a question that gets past the pair filter probes ~2.6 slots
- * instead of ~1.3, mostly in the same 64-byte line (8 slots).  o200k 4 ->
- * 2 MB, cl100k 2 -> 1 MB, gpt2 1 MB -> 512 KB.  tools/bench_unseen.c, 8
- * unseen 0.5 MB slices, each call after 64 MB of other memory was touched,
- * medians of 11 rounds of the two builds alternating: gpt2 prose -5.9%,
- * o200k prose -4.1%, o200k multilingual -5.7%, cl100k Python source -1.6%;
- * 1 MB of random letters (the table stays in cache) +1-1.5%.  Same IDs. */
-#define RK_CPAIRS_LOAD_NUM 4
-#define RK_CPAIRS_LOAD_DEN 5
+ *   A compact table is filled up to 4/5, not 1/2 (rk_dense_capacity): the
+ * pairs merging asks about are spread over the whole table, and a question
+ * that gets past the pair filter probes ~2.6 slots instead of ~1.3, mostly
+ * in the same 64-byte line (8 slots).  o200k 4 -> 2 MB, cl100k 2 -> 1 MB,
+ * gpt2 1 MB -> 512 KB.  tools/bench_unseen.c, 8 unseen 0.5 MB slices, each
+ * call after 64 MB of other memory was touched, medians of 11 rounds of the
+ * two builds alternating: gpt2 prose -5.9%, o200k prose -4.1%, o200k
+ * multilingual -5.7%, cl100k Python source -1.6%; 1 MB of random letters
+ * (the table stays in cache) +1-1.5%.  Same IDs. */
 static int rk_alloc_pairs(bpe_ranks *r, size_t n, int compact)
 {
-    size_t cap = rk_capacity(n), i;
-    if (compact && cap >= 16 && n <= cap / 2 / RK_CPAIRS_LOAD_DEN * RK_CPAIRS_LOAD_NUM)
-        cap /= 2; /* at most 4/5 full: a probe always meets an empty slot */
+    size_t cap = compact ? rk_dense_capacity(n) : rk_capacity(n), i;
     if (cap == 0 || cap > SIZE_MAX / sizeof(rk_pair))
         return BPE_ETOOBIG;
     r->pair_mask = cap - 1;
@@ -444,13 +452,18 @@ static int rk_build_merge_pairs(bpe_ranks *r, const uint32_t *lefts,
     return BPE_OK;
 }
 
-/* Copies the tokens and indexes them by their bytes. */
+/* Copies the tokens and indexes them by their bytes, in a table filled up
+ * to 4/5 (rk_dense_capacity; o200k 8 -> 4 MB, cl100k 4 -> 2, gpt2 2 -> 1):
+ * asked by the pieces no piece cache knows, on lines other work has
+ * evicted.  tools/bench_unseen.c as for the pair table (rk_alloc_pairs),
+ * medians of 9 rounds against the table at 1/2: gpt2 prose -6.6%, o200k
+ * prose -3.4%, cl100k Python source -1.7%, o200k multilingual the same. */
 static int rk_build_tokens(bpe_ranks *r, const unsigned char *bytes,
                            const size_t *offsets, const uint32_t *ids)
 {
     size_t n = r->n_tokens, total = offsets[n] - offsets[0], cap, k;
     int b;
-    cap = rk_capacity(n);
+    cap = rk_dense_capacity(n);
     if (cap == 0 || cap > SIZE_MAX / sizeof(rk_tok_slot) || n + 1 > SIZE_MAX / sizeof(size_t))
         return BPE_ETOOBIG;
     r->bytes = malloc(total ? total : 1);
