@@ -54,7 +54,8 @@ typedef struct {
  * RK_CPART_BITS (checked when the table is built); otherwise rk_pair.  Half
  * the bytes: o200k's pair table 16 -> 8 MB, cl100k's 8 -> 4 MB, so a probe
  * that finds its pair more often finds its cache line (and TLB entry)
- * already there.
+ * already there.  (Since then REACHED PAIRS and a fuller table made them 2
+ * and 1 MB: ranks_build.c, rk_alloc_pairs.)
  */
 #define RK_CPART_BITS 20
 #define RK_CPART_MASK ((UINT64_C(1) << RK_CPART_BITS) - 1)
@@ -109,19 +110,20 @@ struct bpe_ranks {
      * merge starts from single bytes, so a piece's first n - 1 lookups come
      * here: one 512 KB array whose used corner (letters after letters)
      * stays in cache, instead of probes all over the pair table (16 MB for
-     * o200k).  NULL for small vocabularies. */
+     * o200k when this came, 2 MB now).  NULL for small vocabularies. */
     rk_byte_pair *byte_pairs;
     /* One bit per hash value (rk_tok_filter_bit) of the token table's
      * bytes, RK_TOK_FILTER_BITS per token: a piece whose bit is clear is no
      * token, so a piece that must be merged (first seen in this call) skips
-     * the probe of the token table, a cache miss on o200k (8 MB), in ~88%
+     * the probe of the token table, a cache miss on o200k (4 MB), in ~88%
      * of cases.  256 KB for o200k.  NULL for small vocabularies (same
      * threshold as byte_pairs). */
     uint64_t *tok_filter;
     size_t tok_filter_mask;   /* number of bits - 1 */
     /* The same for the pair table, by bpe__mix64 of the pair's key: most pairs
      * a merge asks about do not exist, and each such question was a probe
-     * of the pair table (16 MB for o200k), a cache miss. */
+     * of the pair table (16 MB for o200k when this came, 2 MB now), a
+     * cache miss. */
     uint64_t *pair_filter;
     size_t pair_filter_mask;
     int whole_piece;
