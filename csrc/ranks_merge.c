@@ -73,9 +73,11 @@ typedef char rk_positions_cover_the_loop[RK_SMALL_MAX + 1 == 100 ? 1 : -1];
  * without a branch.  Same IDs (checksums: 4 slices of prose, Python source,
  * multilingual text and random letters, each shipped table); CPU time,
  * the builds alternating (tools/bench_unseen.c, medians of 7-9 rounds):
- * 1 MB of random letters (two such pieces, per piece) gpt2 19.8 -> 16.1
- * ms, cl100k 22.5 -> 20.7 (-7% instructions); 8 unseen 0.5 MB slices after 64 MB of other memory
- * touched, prose gpt2 -4% / o200k -3%, multilingual -2.5% / -5%.
+ * 1 MB of random letters (two such pieces, per piece) gpt2 19.8 -> 16.3
+ * ms, cl100k 22.5 -> 20.7 (callgrind, cl100k: 359.6M -> 319.0M
+ * instructions per two pieces, -11%); 8 unseen 0.5 MB slices after 64 MB
+ * of other memory touched, prose gpt2 -4% / o200k -3%, multilingual -2.5%
+ * / -5%.
  */
 static size_t rk_merge_small(const bpe_ranks *r, const unsigned char *p, size_t len,
                              rk_scratch *s)
