@@ -588,6 +588,7 @@ def main():
             raise SystemExit("corpus %s is too short for slices of %.2f MB" % (cname, args.mb))
         corpora[cname] = cut
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    load_at_start = os.getloadavg()[0]  # a shared host moves every figure: say how busy it was
     unseen, seen, nbytes, cols = {}, {}, {}, []
     long_tables, long_seen, batch_rows = {}, {}, []
     with tempfile.TemporaryDirectory() as tmp:
@@ -614,8 +615,9 @@ def main():
                 batch_rows.append((name, mb / one, mb / two, one / two))
     print("# Encoding speed, %s\n" % started)
     print("Slices of %.2f MB, %d timed rounds (medians), one fresh slice per round after a warm-up on "
-          "another; IDs identical to pybpe C's on every timed call unless marked. Python %s.\n"
-          % (args.mb, args.rounds, sys.version.split()[0]))
+          "another; IDs identical to pybpe C's on every timed call unless marked. Python %s; load "
+          "average %.2f at the start, %.2f at the end.\n"
+          % (args.mb, args.rounds, sys.version.split()[0], load_at_start, os.getloadavg()[0]))
     print("## 1. Unseen text, one thread: MB/s (x = speed relative to pybpe C list)\n")
     print(mbs_table(cols, unseen, nbytes))
     print("\n* = used more than 1.3 CPU-seconds per wall-second (threads of its own).\n")
