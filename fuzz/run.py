@@ -28,6 +28,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -220,9 +221,12 @@ def run_target(target, engine, args):
     cmd += ["--keep-going"] if args.keep_going else []
     cmd += ["--seed", str(args.seed)] if args.seed is not None else []
     cmd += ["--runs", str(args.runs)] if args.runs is not None else []
-    env = dict(os.environ, PYTHONPATH=HERE + os.pathsep + os.environ.get("PYTHONPATH", ""))
     started = time.monotonic()
-    with open(log_path, "w") as log:
+    # The child's scratch files (targets.py) live in a directory the parent
+    # removes: libFuzzer exits without running the child's atexit handlers.
+    with tempfile.TemporaryDirectory(prefix="pybpe-fuzz-") as scratch, open(log_path, "w") as log:
+        env = dict(os.environ, PYTHONPATH=HERE + os.pathsep + os.environ.get("PYTHONPATH", ""),
+                   PYBPE_FUZZ_TMP=scratch)
         status = subprocess.call(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=HERE)
     elapsed = time.monotonic() - started
     with open(log_path, errors="replace") as f:

@@ -289,8 +289,15 @@ def mutate_bytes(data, d):
 
 # -- the loader contract ----------------------------------------------------------------
 
-_TMP = tempfile.mkdtemp(prefix="pybpe-fuzz-")  # the files the loaders read, rewritten per input
-atexit.register(shutil.rmtree, _TMP, True)
+# The files the loaders read, rewritten per input.  Under fuzz/run.py the
+# parent makes this directory and removes it after the child: libFuzzer ends
+# its process without running atexit handlers, which left one directory per
+# target in the system's temporary folder on every run.  Alone (replaying a
+# finding in a shell), the process makes and removes its own.
+_TMP = os.environ.get("PYBPE_FUZZ_TMP")
+if not _TMP:
+    _TMP = tempfile.mkdtemp(prefix="pybpe-fuzz-")
+    atexit.register(shutil.rmtree, _TMP, True)
 
 
 def _write(name, data):

@@ -1,0 +1,56 @@
+"""fuzz/run.py leaves nothing behind in the temporary folder.
+
+The fuzz targets write the files their loaders read into a scratch
+directory.  Under atheris, libFuzzer ends the child process without running
+its atexit handlers, so the child's own clean-up never ran and every
+`make fuzz` left one `pybpe-fuzz-*` directory per target in $TMPDIR (CI's
+three runs had left fifteen).  The parent now makes the directory, hands it
+to the child (PYBPE_FUZZ_TMP) and removes it when the child is done,
+however the child ended.
+"""
+import os
+import subprocess
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RUNNER = os.path.join(os.path.dirname(HERE), "fuzz", "run.py")
+
+
+def _engines():
+    engines = ["hypothesis"]
+    try:
+        import atheris  # noqa: F401
+    except ImportError:
+        return engines
+    return engines + ["atheris"]
+
+
+def _fuzz(tmp_path, *args, env=None):
+    environ = dict(os.environ, TMPDIR=str(tmp_path), **(env or {}))
+    return subprocess.run([sys.executable, RUNNER] + list(args), env=environ, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, timeout=300, text=True)
+
+
+@pytest.mark.parametrize("engine", _engines())
+def test_a_fuzz_run_leaves_no_scratch_directory(tmp_path, engine):
+    done = _fuzz(tmp_path, "load-tiktoken", "--engine", engine, "--runs", "20", "--seed", "1",
+                 "--seconds", "20")
+    assert done.returncode == 0, done.stdout
+    assert "1 passed" in done.stdout
+    assert sorted(os.listdir(tmp_path)) == []
+
+
+def test_the_child_writes_into_the_directory_the_parent_gives(tmp_path):
+    # The mechanism, whichever engine runs: a child told PYBPE_FUZZ_TMP puts
+    # its files there and leaves the directory for the parent to remove.
+    scratch = tmp_path / "given"
+    scratch.mkdir()
+    done = _fuzz(tmp_path, "--child", "load-tiktoken", "--engine", "hypothesis", "--runs", "5",
+                 "--seed", "1", "--seconds", "20",
+                 env={"PYBPE_FUZZ_TMP": str(scratch),
+                      "PYTHONPATH": os.path.dirname(RUNNER) + os.pathsep + os.environ.get("PYTHONPATH", "")})
+    assert done.returncode == 0, done.stdout
+    assert "seed.tiktoken" in os.listdir(scratch)
+    assert sorted(os.listdir(tmp_path)) == ["given"]
