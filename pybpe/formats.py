@@ -70,12 +70,14 @@ def load_tiktoken_bpe(path):
     FormatError("<file>:<line>: ...").
 
         >>> import os, tempfile
-        >>> p = os.path.join(tempfile.mkdtemp(), "toy.tiktoken")
+        >>> folder = tempfile.TemporaryDirectory()
+        >>> p = os.path.join(folder.name, "toy.tiktoken")
         >>> dump_tiktoken_bpe({b"a": 0, b"b": 1, b"ab": 2}, p)
         >>> open(p).read()
         'YQ== 0\\nYg== 1\\nYWI= 2\\n'
         >>> load_tiktoken_bpe(p)
         {b'a': 0, b'b': 1, b'ab': 2}
+        >>> folder.cleanup()
     """
     path = os.fspath(path)
     ranks = {}

@@ -9,6 +9,13 @@ import os
 
 import pytest
 
+# tiktoken's loader keeps a copy of every file it reads, local paths too,
+# under the system's temporary folder (data-gym-cache, keyed by the path):
+# each run of the suite from a new checkout left ~7 MB there for good.  An
+# empty TIKTOKEN_CACHE_DIR is tiktoken's own switch for reading without a
+# copy (tests/test_leaves_no_files.py checks that nothing is left behind).
+os.environ["TIKTOKEN_CACHE_DIR"] = ""
+
 SHARED_DATA = os.environ.get("PYBPE_SHARED_DATA") or os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "data")
 

@@ -41,10 +41,13 @@ FLAVOURS = {
 
 
 @pytest.fixture(scope="module")
-def client():
+def client(tmp_path_factory):
     # allowed-failures 0: a killed worker fails its task at once (the kill test
     # wants the job to fail, not dask to retry it); nothing else here kills one.
-    with dask.config.set({"distributed.scheduler.allowed-failures": 0}), \
+    # The workers' scratch space in a folder of the test's own (dask's default
+    # is a dask-scratch-space folder left in the system's temporary folder).
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0,
+                          "temporary-directory": str(tmp_path_factory.mktemp("dask"))}), \
             LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster, \
             Client(cluster) as c:
         yield c
@@ -430,7 +433,8 @@ def test_readme_example_runs(tmp_path):
                   if "from pybpe.distributed import" in b]
     assert len(blocks) == 1
     (tmp_path / "example.py").write_text(blocks[0], encoding="utf-8")
-    run = subprocess.run([sys.executable, "example.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    run = subprocess.run([sys.executable, "example.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                         env=dict(os.environ, DASK_TEMPORARY_DIRECTORY=str(tmp_path)))
     assert run.returncode == 0, run.stderr[-3000:]
     merges, tokens, documents, shards = map(int, re.match(
         r"(\d+) merges; (\d+) tokens, (\d+) documents in (\d+) shards\n", run.stdout).groups())

@@ -1,4 +1,4 @@
-"""fuzz/run.py leaves nothing behind in the temporary folder.
+"""The test suite and fuzz/run.py leave nothing behind in the temporary folder.
 
 The fuzz targets write the files their loaders read into a scratch
 directory.  Under atheris, libFuzzer ends the child process without running
@@ -6,7 +6,8 @@ its atexit handlers, so the child's own clean-up never ran and every
 `make fuzz` left one `pybpe-fuzz-*` directory per target in $TMPDIR (CI's
 three runs had left fifteen).  The parent now makes the directory, hands it
 to the child (PYBPE_FUZZ_TMP) and removes it when the child is done,
-however the child ended.
+however the child ended.  tiktoken's loader, the suite's reference, kept
+a copy of every rank file it read there as well (see the last test).
 """
 import os
 import subprocess
@@ -54,3 +55,17 @@ def test_the_child_writes_into_the_directory_the_parent_gives(tmp_path):
     assert done.returncode == 0, done.stdout
     assert "seed.tiktoken" in os.listdir(scratch)
     assert sorted(os.listdir(tmp_path)) == ["given"]
+
+
+def test_tiktoken_reference_leaves_no_cache_copy(tmp_path, monkeypatch):
+    # tests/conftest.py's offline_tiktoken reads the shipped rank files with
+    # tiktoken's own loader, which copies what it reads into
+    # <tmp>/data-gym-cache unless TIKTOKEN_CACHE_DIR is empty.
+    load = pytest.importorskip("tiktoken.load")
+    from pybpe import registry
+
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    path = os.path.join(os.path.dirname(registry.__file__), "data", "gpt2.tiktoken")
+    ranks = load.load_tiktoken_bpe(path, expected_hash=registry._FILES["gpt2.tiktoken"])
+    assert len(ranks) == 50256
+    assert sorted(os.listdir(tmp_path)) == []
