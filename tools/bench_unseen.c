@@ -3,7 +3,7 @@
  * in C alone, for callgrind and A/B timing of ranks.c's piece path.
  *
  * Usage: bench_unseen RANKS.tiktoken PATTERN(1 gpt2, 2 cl100k, 3 o200k)
- *                     CORPUS SLICE_BYTES N_SLICES [CACHE_BYTES [EVICT_MB]]
+ *                     CORPUS SLICE_BYTES N_SLICES [CACHE_BYTES [EVICT_MB [GAP_MS]]]
  * One cache across calls (as pybpe.Encoding keeps per thread); a warm call on
  * slice N_SLICES, then one call per slice 0 .. N_SLICES - 1.  Prints per
  * slice the merges, unit merges and token lookups the cache did not answer,
@@ -14,6 +14,12 @@
  * pybpe calls (the piece cache and the rank tables are then cold).  gpt2,
  * 0.5 MB slices of Shakespeare, 64 MB evicted: 2.85 -> 3.32 ms per call
  * (medians of 5 alternating runs, 2026-12-05).
+ * GAP_MS > 0: then spin that many milliseconds of CPU time on a loop that
+ * touches no memory.  On this shared host time alone cools the core: a
+ * call after a 50 ms gap took ~40% longer than one straight after the
+ * last (cl100k, 0.5 MB slices of Python source, 2.5 -> 3.4 ms; sleeping
+ * instead of spinning the same), more than 64 MB evicted does (+9-14%),
+ * and what the interleaved table sees (csrc/NOTES.md, session 20).
  * Under callgrind, --toggle-collect=bpe_ranks_encode_cached counts the
  * encode calls only.
  */
@@ -68,6 +74,7 @@ int main(int argc, char **argv)
     int pattern, st;
     uint64_t sum = 0;
     size_t k, evict_bytes;
+    double gap_seconds;
     unsigned char *evict = NULL;
     if (argc < 6) { fprintf(stderr, "usage: see the header\n"); return 2; }
     file = slurp(argv[1], &flen);
@@ -77,6 +84,7 @@ int main(int argc, char **argv)
     nsl = (size_t)atol(argv[5]);
     cache_bytes = argc > 6 ? (size_t)atol(argv[6]) : BPE_PIECE_CACHE_DEFAULT_BYTES;
     evict_bytes = argc > 7 ? (size_t)atol(argv[7]) << 20 : 0;
+    gap_seconds = argc > 8 ? atof(argv[8]) / 1e3 : 0;
     if (evict_bytes && !(evict = malloc(evict_bytes))) { perror("evict"); return 1; }
     cap = flen;
     bytes = malloc(cap);
@@ -129,6 +137,12 @@ int main(int argc, char **argv)
             for (e = 0; e < evict_bytes; e += 64)
                 acc += evict[e];
             evict_sink += acc;
+        }
+        if (gap_seconds > 0) {
+            volatile uint32_t spin = 1;
+            double g0 = cpu();
+            while (cpu() - g0 < gap_seconds)
+                spin = spin * 1103515245u + 12345u;
         }
         t = cpu();
         st = bpe_ranks_encode_cached(r, c, pattern, corpus + start, end - start, &ends, 1, out, &oends);
