@@ -18,6 +18,15 @@
 
 #include "bpe.h"
 
+/* For the helpers that run once per piece, character or word: inlined into
+ * each caller even where GCC would keep them out of line (where each is
+ * defined says what that cost); a plain static inline elsewhere. */
+#if defined(__GNUC__)
+#define BPE__ALWAYS_INLINE static inline __attribute__((always_inline))
+#else
+#define BPE__ALWAYS_INLINE static inline
+#endif
+
 /* "No index": end of a linked list, an empty slot, an absent value. */
 #define BPE__NONE UINT32_MAX
 

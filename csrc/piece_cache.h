@@ -46,6 +46,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "internal.h"
 #include "text.h"
 
 /* Policies, chosen at compile time (csrc/NOTES.md, "The piece cache", has the measurements;
@@ -160,11 +161,7 @@ size_t bpe__pc_units_for_bytes(size_t max_bytes);
 
 /* The lookups run once per piece: inlined into ranks.c's loops (with more
  * than one caller GCC kept bpe__pc_find out of line, a call per piece). */
-#if defined(__GNUC__)
-#define BPE__PC_INLINE static inline __attribute__((always_inline))
-#else
-#define BPE__PC_INLINE static inline
-#endif
+#define BPE__PC_INLINE BPE__ALWAYS_INLINE
 
 /* The set a hash picks, 0 <= set < sets: the high 32 bits of the hash (the
  * low ones pick the token table's slot, bits 13 and up its filter's) scaled

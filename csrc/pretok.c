@@ -44,14 +44,10 @@
 #endif
 
 /* The helpers that run once per character or per word are inlined into
- * each scanner, where their class masks are constants (without the hint GCC
- * kept pt_at and pt_lanes out of line, and pt_lanes then tested every class
- * for every mask). */
-#if defined(__GNUC__)
-#define PT_INLINE static inline __attribute__((always_inline))
-#else
-#define PT_INLINE static inline
-#endif
+ * each scanner (BPE__ALWAYS_INLINE), where their class masks are constants
+ * (without the hint GCC kept pt_at and pt_lanes out of line, and pt_lanes
+ * then tested every class for every mask). */
+#define PT_INLINE BPE__ALWAYS_INLINE
 
 /* Sets of classes as bit masks over the generated PT_* values. */
 #define PT_BIT(c) (1u << (c))

@@ -197,7 +197,7 @@ typedef struct {
     uint64_t head, tail, hash;
 } rk_key;
 
-BPE__PC_INLINE uint64_t rk_key_hash(const unsigned char *p, size_t n, uint64_t head, uint64_t tail)
+BPE__ALWAYS_INLINE uint64_t rk_key_hash(const unsigned char *p, size_t n, uint64_t head, uint64_t tail)
 {
     uint64_t h;
     size_t i;
@@ -232,7 +232,7 @@ BPE__PC_INLINE uint64_t rk_key_hash(const unsigned char *p, size_t n, uint64_t h
  * again was 7.5% of o200k's profile on prose; this way encoding runs ~8%
  * fewer instructions (cachegrind), though its time moved within noise.
  * Inline: called once per piece. */
-BPE__PC_INLINE rk_key rk_key_of(const unsigned char *p, size_t n, const unsigned char *end)
+BPE__ALWAYS_INLINE rk_key rk_key_of(const unsigned char *p, size_t n, const unsigned char *end)
 {
     rk_key key;
     if (n >= 8)

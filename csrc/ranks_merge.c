@@ -517,7 +517,7 @@ static int rk_cut_ok(const bpe_ranks *r, unsigned a, unsigned b)
  *   The loop does only what each step needs: the last end the filter
  * calls a token is kept as a value (no branch), and the count of steps
  * and the new reach are settled after it; inlined in its two callers
- * (BPE__PC_INLINE: GCC otherwise kept it out of line once the loop got
+ * (BPE__ALWAYS_INLINE: GCC otherwise kept it out of line once the loop got
  * smaller).  The walk counted its steps through the pointer and tested the
  * reach three ways each step: callgrind on tools/bench_unseen.c (o200k,
  * the encode calls of two unseen 0.5 MB slices after a warm one), CJK
@@ -525,7 +525,7 @@ static int rk_cut_ok(const bpe_ranks *r, unsigned a, unsigned b)
  * two runs of five alternating processes, 64 MB touched before each call:
  * CJK 6 slices 89.0 / 126.1 -> 90.9 / 106.4 ms, multilingual 8 slices
  * 161.5 / 176.4 -> 149.7 / 147.3 ms; same IDs (checksums). */
-BPE__PC_INLINE size_t rk_span_reach(const bpe_ranks *r, const unsigned char *p, size_t i,
+BPE__ALWAYS_INLINE size_t rk_span_reach(const bpe_ranks *r, const unsigned char *p, size_t i,
                                    size_t len, size_t reach, size_t *steps)
 {
     const uint64_t *filter = r->span_filter;
