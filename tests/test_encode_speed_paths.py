@@ -493,7 +493,8 @@ def test_one_call_arguments_are_checked():
     cr = _one_call()
     enc = get_encoding("gpt2", backend="c")
     table, cache = enc._table, enc._table.new_cache(cr.PIECE_CACHE_MIN_BYTES)
-    address = int(cr.ffi.cast("uintptr_t", cache))
+    address = cache.address
+    assert address == int(cr.ffi.cast("uintptr_t", cache.ptr))  # the handle's int is the C pointer
     args = [cr._ENCODE_CACHED, table._address, address, cr.PRESET_GPT2, table._ints]
     assert cr._encode_ids(*args, b"hello world") == [31373, 995]
     assert cr._encode_ids(*args, b"") == []
@@ -508,6 +509,31 @@ def test_one_call_arguments_are_checked():
         cr._encode_ids(*args[:4], object(), b"x")  # not an int table
     status = cr._encode_ids(cr._ENCODE_CACHED, table._address, address, 99, table._ints, b"x")
     assert isinstance(status, int) and status != 0  # an unknown scanner: the encoder's status, not a list
+
+
+def test_short_path_follows_the_piece_cache_and_agrees_at_its_edge():
+    # Encoding._encode_ordinary takes texts of up to _short_chars characters
+    # straight to the table's one call: on while a piece cache is on, off
+    # (0) with piece_cache=0, on again after; the texts on either side of the
+    # edge, with lone surrogates and 4-byte characters among them, get the
+    # IDs of the Python backend either way, through encode and
+    # encode_ordinary alike.
+    _one_call()
+    enc, = _twins("cl100k_base")[:1]
+    python = get_encoding("cl100k_base", backend="python")
+    edge = enc._short_chars
+    assert edge > 0 and 4 * edge <= enc._table.ONE_CALL_MAX_BYTES  # 4 bytes a character at most
+    text = shakespeare()
+    cases = [text[:edge], text[:edge + 1], "🙂" * edge, "🙂" * (edge + 1), "a\udc00b" * 3,
+             "\ud83d" + text[:edge - 1], "", "x"]
+    want = [python.encode_ordinary(t) for t in cases]
+    for size in (None, 0, 1 << 16):
+        enc.piece_cache = size
+        assert (enc._short_chars > 0) == (size != 0)
+        assert [enc.encode_ordinary(t) for t in cases] == want, size
+        assert [enc.encode(t) for t in cases] == want, size
+        assert [enc.encode(t, disallowed_special=()) for t in cases] == want, size
+    assert len(enc._caches) == 1  # one thread: one cache taken and given back
 
 
 def test_one_call_on_threads_gives_each_thread_its_ids():

@@ -190,7 +190,7 @@ def test_shared_batch_checks_its_arguments():
     position = ffi.new("size_t *")
     out = ffi.new("uint32_t[]", 10)
     call = lambda text_ends, worker=0: lib.bpe_ranks_encode_shared(  # noqa: E731
-        enc._table._table, _cache(enc), enc._preset, b"helloworld", 10, ffi.new("size_t[]", text_ends), 2,
+        enc._table._table, _cache(enc).ptr, enc._preset, b"helloworld", 10, ffi.new("size_t[]", text_ends), 2,
         share, worker, position, 0, out, ends)
     assert call([6, 5]) == lib.BPE_EINVAL   # decreasing
     assert call([5, 9]) == lib.BPE_EINVAL   # does not cover the text
