@@ -413,7 +413,7 @@ class Encoding:
         # texts (str.encode, surrogates fixed only when it fails), and the
         # table makes it one C call (pybpe._pylists.encode_ids): 200
         # characters 2.5 -> ~2.0 us with _encode_utf8's steps written out.
-        if len(text) <= self._short_chars:
+        if 0 < len(text) <= self._short_chars:  # ("" would pass 0 <= 0 where the path is off)
             try:
                 data = text.encode("utf-8")
             except UnicodeEncodeError:

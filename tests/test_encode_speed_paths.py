@@ -534,6 +534,13 @@ def test_short_path_follows_the_piece_cache_and_agrees_at_its_edge():
         assert [enc.encode(t) for t in cases] == want, size
         assert [enc.encode(t, disallowed_special=()) for t in cases] == want, size
     assert len(enc._caches) == 1  # one thread: one cache taken and given back
+    # where the path is off for good (a pattern of one's own: no C scanner,
+    # no cache), the empty text and a short one take the general path
+    for backend in BACKENDS:
+        own = Encoding("own", pat_str=r"\w+|\W", mergeable_ranks=enc.mergeable_ranks, special_tokens={},
+                       backend=backend)
+        assert own._short_chars == 0
+        assert own.encode("") == own.encode_ordinary("") == [] and own.encode("ab") == python.encode("ab")
 
 
 def test_one_call_on_threads_gives_each_thread_its_ids():
