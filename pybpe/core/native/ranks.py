@@ -367,8 +367,7 @@ class RankTable:
             ids = _encode_ids(_ENCODE_CACHED, self._address, cache.address, preset, self._ints, data)
             if ids.__class__ is not int:
                 return ids
-            self._check_encode(ids)
-            raise SystemError("encode_ids returned status %d" % ids)  # _check raises for every failure
+            self._raise_status(ids)
         out = _new_uninit("uint32_t[]", len(data))
         ends = self._encode_one(data, preset, cache, out)
         return self._lists(out, ends + 1, 1)[0]
@@ -397,9 +396,13 @@ class RankTable:
         # returned in their place when it failed, is raised here.
         ids = _encode_ids(_ENCODE_CACHED, self._address, cache.address, preset, ints, data)
         if ids.__class__ is int:
-            self._check_encode(ids)
-            raise SystemError("encode_ids returned status %d" % ids)  # _check raises for every failure
+            self._raise_status(ids)
         return ids
+
+    def _raise_status(self, status):
+        # The error encode_ids returned in place of the IDs, raised.
+        self._check_encode(status)
+        raise SystemError("encode_ids returned status %d" % status)  # _check raises for every failure
 
     def encode_array(self, data, preset, numpy, cache=None):
         """The IDs of UTF-8 `data` (one text) as a NumPy uint32 array of its
