@@ -62,7 +62,7 @@ sanitize: $(STAMP)
 # The C-facing tests under valgrind's memcheck (slow: ~15 minutes); fails on
 # any error record that touches pybpe's C code (see tools/valgrind.sh).
 valgrind: $(STAMP)
-	tools/valgrind.sh $(PY) tests/test_ccore.py tests/test_tokenizer.py tests/test_encoding.py \
+	tools/valgrind.sh $(PY) tests/test_ccore.py tests/test_tokenizer.py tests/test_encoding.py tests/test_decode_paths.py \
 	    -m "not slow" -k "not every_backend and not python and not hypothesis"
 
 demos:

@@ -31,6 +31,15 @@
  * took a dozen Python-level steps (the output and ends arrays made, the
  * buffer wrapped, addresses taken, the list call), ~2.3 of the ~3.7 us an
  * encode_ordinary of 200 bytes cost.
+ *
+ * Decoding goes the other way: a list of int IDs to the tokens' bytes
+ * (join_bytes) or to a list of them (token_bytes), through a bytes table
+ * (new_bytes_table) made once per Encoding from its list of token bytes by
+ * ID.  In Python each ID was a list index, then a join: ~57 ns per ID
+ * (cl100k, 0.5 MB of Shakespeare's IDs: 6.9 ms, where tiktoken takes 3.3).
+ * These take plain ints only and answer None for anything else (a bool, a
+ * NumPy integer, a negative or unknown ID): the caller then takes the
+ * Python way, which accepts the first two and names the error of the rest.
  */
 #define Py_LIMITED_API 0x03090000
 #define PY_SSIZE_T_CLEAN
@@ -38,6 +47,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define TABLE_NAME "pybpe._pylists.table"
 
@@ -329,6 +339,317 @@ static PyObject *pl_encode_ids(PyObject *module, PyObject *args)
     return result;
 }
 
+/* ---------------------------------------------------------------------
+ * Decoding: IDs to bytes.
+ *
+ * A bytes table holds every token's bytes end to end in one block, and
+ * per ID where its bytes lie (start << 32 | length; PB_GAP for an ID that
+ * is no token), plus a strong reference to the list it was made from
+ * (token_bytes hands out that list's own bytes objects, as the Python way
+ * does).  The block has PB_PAD bytes of slack at its end, so a short token
+ * is copied as 16 bytes at once, whatever its length: one fixed-size move
+ * instead of a memcpy call per ID.
+ */
+#define BYTES_TABLE_NAME "pybpe._pylists.bytes_table"
+#define PB_GAP UINT64_MAX
+#define PB_PAD 16
+
+typedef struct {
+    Py_ssize_t size;     /* IDs 0 .. size - 1 */
+    uint64_t *spans;     /* spans[id]: start << 32 | length, or PB_GAP */
+    unsigned char *block;
+    PyObject *by_id;     /* the list of bytes (or None) by ID, a strong reference */
+} pb_table;
+
+static void pb_table_free(PyObject *capsule)
+{
+    pb_table *table = (pb_table *)PyCapsule_GetPointer(capsule, BYTES_TABLE_NAME);
+
+    if (!table)
+        return;
+    Py_XDECREF(table->by_id);
+    free(table->spans);
+    free(table->block);
+    free(table);
+}
+
+/* new_bytes_table(by_id): by_id a list whose item i is the bytes of the
+ * token with ID i, or None where no token has that ID. */
+static PyObject *pl_new_bytes_table(PyObject *module, PyObject *args)
+{
+    PyObject *by_id, *capsule;
+    pb_table *table;
+    Py_ssize_t size, i;
+    size_t total = 0;
+
+    (void)module;
+    if (!PyArg_ParseTuple(args, "O!:new_bytes_table", &PyList_Type, &by_id))
+        return NULL;
+    size = PyList_Size(by_id);
+    for (i = 0; i < size; i++) {
+        PyObject *item = PyList_GetItem(by_id, i);
+        if (item == Py_None)
+            continue;
+        if (!PyBytes_Check(item)) {
+            PyErr_Format(PyExc_TypeError, "new_bytes_table: item %zd is neither bytes nor None", i);
+            return NULL;
+        }
+        total += (size_t)PyBytes_Size(item);
+        if (total > UINT32_MAX) {  /* a span's start is 32 bits */
+            PyErr_SetString(PyExc_ValueError, "new_bytes_table: tokens of more than 4 GB in all");
+            return NULL;
+        }
+    }
+    if ((size_t)size > SIZE_MAX / sizeof(uint64_t))
+        return PyErr_NoMemory();
+    table = (pb_table *)calloc(1, sizeof *table);
+    if (!table)
+        return PyErr_NoMemory();
+    table->size = size;
+    table->spans = (uint64_t *)malloc((size ? (size_t)size : 1) * sizeof(uint64_t));
+    table->block = (unsigned char *)calloc(total + PB_PAD, 1);
+    if (!table->spans || !table->block) {
+        free(table->spans);
+        free(table->block);
+        free(table);
+        return PyErr_NoMemory();
+    }
+    total = 0;
+    for (i = 0; i < size; i++) {
+        PyObject *item = PyList_GetItem(by_id, i);
+        size_t len;
+        if (item == Py_None) {
+            table->spans[i] = PB_GAP;
+            continue;
+        }
+        len = (size_t)PyBytes_Size(item);
+        memcpy(table->block + total, PyBytes_AsString(item), len);
+        table->spans[i] = (uint64_t)total << 32 | (uint64_t)len;
+        total += len;
+    }
+    Py_INCREF(by_id);
+    table->by_id = by_id;
+    capsule = PyCapsule_New(table, BYTES_TABLE_NAME, pb_table_free);
+    if (!capsule) {
+        Py_DECREF(by_id);
+        free(table->spans);
+        free(table->block);
+        free(table);
+    }
+    return capsule;
+}
+
+/* The table and the items of `ids` (a list or a tuple), or 0 with *table
+ * NULL when ids is neither (the caller answers None), -1 with an error set
+ * when the capsule is no bytes table. */
+static int pb_args(PyObject *args, const char *format, pb_table **table, PyObject **ids,
+                   Py_ssize_t *n)
+{
+    PyObject *capsule;
+
+    *table = NULL;
+    if (!PyArg_ParseTuple(args, format, &capsule, ids))
+        return -1;
+    if (!(*table = (pb_table *)PyCapsule_GetPointer(capsule, BYTES_TABLE_NAME)))
+        return -1;
+    if (PyList_Check(*ids))
+        *n = PyList_Size(*ids);
+    else if (PyTuple_Check(*ids))
+        *n = PyTuple_Size(*ids);
+    else
+        *table = NULL;
+    return 0;
+}
+
+/* Item k of ids (a list, or else a tuple). */
+static PyObject *pb_item(PyObject *ids, int is_list, Py_ssize_t k)
+{
+    return is_list ? PyList_GetItem(ids, k) : PyTuple_GetItem(ids, k);
+}
+
+/* `item` as an ID with a token (0 <= id < size, no gap), or -1 when it is
+ * anything else: not a plain int (bool is a subclass), out of range, a
+ * gap.  Leaves no error set. */
+static long pb_id(const pb_table *table, PyObject *item)
+{
+    int overflow = 0;
+    long id;
+
+    if (!item || !PyLong_CheckExact(item))
+        return -1;
+    id = PyLong_AsLongAndOverflow(item, &overflow);
+    if (overflow || id < 0 || id >= table->size || table->spans[id] == PB_GAP)
+        return -1;
+    return id;
+}
+
+/* The bytes of tokens ids[0 .. n) end to end, `total` of them (all IDs
+ * checked), as a new bytes object; NULL with an error set. */
+static PyObject *pb_join(const pb_table *table, const uint32_t *ids, Py_ssize_t n, size_t total)
+{
+    PyObject *result;
+    unsigned char *out, *end;
+    Py_ssize_t k;
+
+    if (total > (size_t)PY_SSIZE_T_MAX)
+        return PyErr_NoMemory();
+    if (!(result = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)total)))
+        return NULL;
+    out = (unsigned char *)PyBytes_AsString(result);
+    end = out + total;
+    for (k = 0; k < n; k++) {
+        uint64_t span = table->spans[ids[k]];
+        size_t len = (size_t)(span & UINT32_MAX);
+        const unsigned char *from = table->block + (span >> 32);
+        /* Up to 16 bytes as one 16-byte move where the output has room
+         * for it (the block's slack covers the read). */
+        if (len <= PB_PAD && (size_t)(end - out) >= PB_PAD)
+            memcpy(out, from, PB_PAD);
+        else
+            memcpy(out, from, len);
+        out += len;
+    }
+    return result;
+}
+
+/* IDs that fit on the stack for the joins' two passes; more take the heap. */
+#define PB_STACK_IDS 256
+
+/* Room for n checked IDs: `stack` when they fit, else memory the caller
+ * frees with PyMem_Free; NULL with MemoryError set. */
+static uint32_t *pb_ids(uint32_t *stack, Py_ssize_t n)
+{
+    if (n <= PB_STACK_IDS)
+        return stack;
+    if ((size_t)n > SIZE_MAX / sizeof *stack) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    return (uint32_t *)PyMem_Malloc((size_t)n * sizeof *stack);
+}
+
+/* join_bytes(table, ids) -> the bytes of the tokens of ids (a list or tuple
+ * of ints) end to end, or None when ids holds anything but IDs with tokens
+ * (see the top of the file).  Two passes: the IDs checked and the length
+ * summed, then the bytes copied into a bytes object of that length. */
+static PyObject *pl_join_bytes(PyObject *module, PyObject *args)
+{
+    PyObject *ids, *result = NULL;
+    pb_table *table;
+    Py_ssize_t n, k;
+    int is_list;
+    uint32_t stack_ids[PB_STACK_IDS], *seen;
+    size_t total = 0;
+
+    (void)module;
+    if (pb_args(args, "OO:join_bytes", &table, &ids, &n) < 0)
+        return NULL;
+    if (!table)
+        Py_RETURN_NONE;
+    is_list = PyList_Check(ids);
+    if (!(seen = pb_ids(stack_ids, n)))
+        return PyErr_Occurred() ? NULL : PyErr_NoMemory();
+    for (k = 0; k < n; k++) {
+        long id = pb_id(table, pb_item(ids, is_list, k));
+        if (id < 0) {
+            result = Py_None;
+            Py_INCREF(result);
+            goto done;
+        }
+        seen[k] = (uint32_t)id;
+        total += (size_t)(table->spans[id] & UINT32_MAX);
+    }
+    result = pb_join(table, seen, n, total);
+done:
+    if (seen != stack_ids)
+        PyMem_Free(seen);
+    return result;
+}
+
+/* join_at(table, address, n, width, signed) -> join_bytes of the n integers
+ * of `width` bytes (4 or 8; two's complement when signed) in native order
+ * at address (a NumPy array's memory, alive for the call), or None as
+ * join_bytes. */
+static PyObject *pl_join_at(PyObject *module, PyObject *args)
+{
+    PyObject *capsule, *address, *result = NULL;
+    const void *at;
+    pb_table *table;
+    Py_ssize_t n, k;
+    int width, is_signed;
+    uint32_t stack_ids[PB_STACK_IDS], *seen;
+    size_t total = 0;
+
+    (void)module;
+    if (!PyArg_ParseTuple(args, "OOnii:join_at", &capsule, &address, &n, &width, &is_signed))
+        return NULL;
+    if (!(table = (pb_table *)PyCapsule_GetPointer(capsule, BYTES_TABLE_NAME)))
+        return NULL;
+    if (pl_address(address, &at) < 0)
+        return NULL;
+    if (n < 0 || (n && !at) || (width != 4 && width != 8)) {
+        PyErr_SetString(PyExc_ValueError, "join_at: bad arguments");
+        return NULL;
+    }
+    if (!(seen = pb_ids(stack_ids, n)))
+        return PyErr_Occurred() ? NULL : PyErr_NoMemory();
+    for (k = 0; k < n; k++) {
+        uint64_t value;
+        if (width == 4) {
+            uint32_t v;
+            memcpy(&v, (const unsigned char *)at + 4 * (size_t)k, 4);
+            value = is_signed && (v >> 31) ? UINT64_MAX : v;
+        } else {
+            memcpy(&value, (const unsigned char *)at + 8 * (size_t)k, 8);
+            if (is_signed && (value >> 63))
+                value = UINT64_MAX;
+        }
+        if (value >= (uint64_t)table->size || table->spans[value] == PB_GAP) {
+            result = Py_None; /* a negative or unknown ID: the caller's way names it */
+            Py_INCREF(result);
+            goto done;
+        }
+        seen[k] = (uint32_t)value;
+        total += (size_t)(table->spans[value] & UINT32_MAX);
+    }
+    result = pb_join(table, seen, n, total);
+done:
+    if (seen != stack_ids)
+        PyMem_Free(seen);
+    return result;
+}
+
+/* token_bytes(table, ids) -> [the bytes of each ID of ids] (the bytes
+ * objects of the list the table was made from), or None as join_bytes. */
+static PyObject *pl_token_bytes(PyObject *module, PyObject *args)
+{
+    PyObject *ids, *list;
+    pb_table *table;
+    Py_ssize_t n, k;
+    int is_list;
+
+    (void)module;
+    if (pb_args(args, "OO:token_bytes", &table, &ids, &n) < 0)
+        return NULL;
+    if (!table)
+        Py_RETURN_NONE;
+    is_list = PyList_Check(ids);
+    if (!(list = PyList_New(n)))
+        return NULL;
+    for (k = 0; k < n; k++) {
+        long id = pb_id(table, pb_item(ids, is_list, k));
+        PyObject *item;
+        if (id < 0) {
+            Py_DECREF(list);
+            Py_RETURN_NONE;
+        }
+        item = PyList_GetItem(table->by_id, id);
+        Py_INCREF(item);
+        PyList_SetItem(list, k, item);  /* steals the reference */
+    }
+    return list;
+}
+
 static PyMethodDef pl_methods[] = {
     {"new_table", pl_new_table, METH_VARARGS,
      "new_table(size) -> a table of int objects for IDs below size, each made when first needed."},
@@ -346,6 +667,18 @@ static PyMethodDef pl_methods[] = {
      "(an int) when it failed.  encode, ranks, cache: the addresses of bpe_ranks_encode_cached, a\n"
      "rank table and a piece cache of this thread's, alive for the call.  The encoder runs\n"
      "without the GIL."},
+    {"new_bytes_table", pl_new_bytes_table, METH_VARARGS,
+     "new_bytes_table(by_id) -> a table for join_bytes and token_bytes; by_id: a list whose item\n"
+     "i is the bytes of the token with ID i, or None where no token has it."},
+    {"join_bytes", pl_join_bytes, METH_VARARGS,
+     "join_bytes(table, ids) -> the bytes of the tokens of ids (a list or tuple of ints) end to\n"
+     "end, or None when ids is not that or holds anything but IDs with tokens."},
+    {"join_at", pl_join_at, METH_VARARGS,
+     "join_at(table, address, n, width, signed) -> join_bytes of the n integers of width bytes\n"
+     "(4 or 8, native order, two's complement when signed) at address, alive for the call; None\n"
+     "as join_bytes."},
+    {"token_bytes", pl_token_bytes, METH_VARARGS,
+     "token_bytes(table, ids) -> [the bytes of each ID of ids], or None as join_bytes."},
     {NULL, NULL, 0, NULL}
 };
 

@@ -7,7 +7,9 @@ ties the C table's lifetime to the Python object.  One C call encodes all
 the pieces of a text, and cffi releases the GIL for it, so encode_batch
 threads really run in parallel.
 """
+import functools
 import marshal
+import sys
 from array import array
 from itertools import accumulate
 
@@ -208,6 +210,26 @@ def _id_lists(out, ends, n_lists, min_ids=None):
     return _unpack_lists(out, ends, n_lists)
 
 
+# NumPy's names for the ID arrays pybpe._pylists.join_at reads in place:
+# (width, signed), native byte order only.
+_ORDER = "<" if sys.byteorder == "little" else ">"
+_ARRAY_IDS = {_ORDER + "u4": (4, 0), _ORDER + "i4": (4, 1), _ORDER + "u8": (8, 0), _ORDER + "i8": (8, 1)}
+
+
+def _join_array(table, tokens):
+    # RankTable.bytes_decoder's join_array: a plain ndarray (not a subclass:
+    # a masked array's mask would be ignored), one-dimensional, contiguous
+    # (no strides), of a width join_at reads.
+    if type(tokens).__name__ != "ndarray" or type(tokens).__module__ != "numpy":
+        return None
+    spec = tokens.__array_interface__
+    kind = _ARRAY_IDS.get(spec["typestr"])
+    data = spec.get("data")
+    if kind is None or len(spec["shape"]) != 1 or spec.get("strides") is not None or type(data) is not tuple:
+        return None
+    return _pylists.join_at(table, data[0], spec["shape"][0], *kind)
+
+
 class PieceCache:
     """A piece cache (RankTable.new_cache): `ptr`, the C object (freed with
     this handle), and `address`, that pointer as an int -- what
@@ -298,6 +320,27 @@ class RankTable:
             if runs is not None:
                 return [runs]
         return _table_lists(self._ints, out, ends, n_lists)
+
+    def bytes_decoder(self, by_id):
+        """(join, each, join_array) for decoding IDs through pybpe._pylists'
+        bytes table, made from `by_id` (the bytes of the token with each ID,
+        None in the gaps), or None where that module is not built.
+        join(ids) gives the tokens' bytes end to end, each(ids) a list of each
+        token's bytes (by_id's own objects), join_array(array) join for a
+        NumPy array of IDs read in place.  Each gives None for what it does
+        not take -- anything but a list or tuple of plain ints that all name
+        tokens (csrc/pyext/pylists.c); for join_array anything but a
+        one-dimensional contiguous ndarray of 4- or 8-byte integers in native
+        order, all naming tokens -- for the caller to take its own way.
+        Tokens of more than 4 GB in all get None here."""
+        if _pylists is None or not hasattr(_pylists, "join_at"):
+            return None
+        try:
+            table = _pylists.new_bytes_table(by_id)
+        except ValueError:
+            return None
+        return (functools.partial(_pylists.join_bytes, table), functools.partial(_pylists.token_bytes, table),
+                functools.partial(_join_array, table))
 
     def new_cache(self, max_bytes):
         """A piece cache (a PieceCache) for this table's encode calls (the `cache` argument

@@ -178,6 +178,11 @@ class RankTable:
         return sum(1 for t in encoder
                    if len(t) >= 2 and merge_by_rank([t[i:i + 1] for i in range(len(t))], encoder.get) == [t])
 
+    def bytes_decoder(self, by_id):
+        """None: Encoding decodes in Python on this backend (the C twin
+        returns C functions that join the tokens' bytes)."""
+        return None
+
     def new_cache(self, max_bytes):
         """None: this table's own dict serves every call (the C twin returns
         a cache object of at most max_bytes).  ValueError below
