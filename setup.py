@@ -88,5 +88,8 @@ else:
     # on long text that is mostly but not all ASCII; optional too (str.encode
     # without it).
     _UTF8 = Extension("pybpe._utf8", ["csrc/pyext/utf8.c"], py_limited_api=True)
-    setup(cffi_modules=["pybpe/_build.py:ffibuilder"], ext_modules=[_PYLISTS, _UTF8],
+    # pybpe._ranks_file (csrc/pyext/ranks_file.c): a .tiktoken file's bytes
+    # to {token: rank} in C; optional too (the Python loop without it).
+    _RANKS_FILE = Extension("pybpe._ranks_file", ["csrc/pyext/ranks_file.c"], py_limited_api=True)
+    setup(cffi_modules=["pybpe/_build.py:ffibuilder"], ext_modules=[_PYLISTS, _UTF8, _RANKS_FILE],
           cmdclass={"build_ext": optional_build_ext})

@@ -1168,6 +1168,13 @@ class Encoding:
 def _check_ranks(ranks):
     if not isinstance(ranks, dict):
         raise TypeError("mergeable_ranks must be a dict {bytes: int}, not %s" % type(ranks).__name__)
+    # The whole dict at once first (set(map(type, ...)) runs in C: ~10 ms
+    # for o200k's 200,000 ranks, where the loop below takes ~50); the loop,
+    # which names the first offender, only when something is wrong.
+    values = ranks.values()
+    if (not ranks or set(map(type, ranks)) == {bytes} and b"" not in ranks and set(map(type, values)) == {int}
+            and min(values) >= 0 and max(values) < 2**32 - 1 and len(set(values)) == len(ranks)):
+        return
     seen = set()
     for token, rank in ranks.items():
         if not isinstance(token, bytes) or not token:

@@ -37,6 +37,10 @@ from .encoding import Encoding
 from .errors import FormatError
 
 _MAX_ID = 2**32 - 2  # IDs are uint32 in C; 2**32 - 1 means "no symbol"
+try:
+    from ._ranks_file import parse as _parse_ranks  # built with the C extension, optional
+except ImportError:
+    _parse_ranks = None
 
 
 def open_vocabulary_file(path):
@@ -80,9 +84,22 @@ def load_tiktoken_bpe(path):
         >>> folder.cleanup()
     """
     path = os.fspath(path)
+    data = _read_bytes(path)
+    if _parse_ranks is not None:
+        # C reads a file of plain lines at once (csrc/pyext/ranks_file.c)
+        # and answers None for anything else, which the loop below reads
+        # to name the first error; ranks given twice it leaves to this set.
+        ranks = _parse_ranks(data, _MAX_ID)
+        if ranks is not None and len(set(ranks.values())) == len(ranks):
+            return ranks
+    return _tiktoken_lines(path, data)
+
+
+def _tiktoken_lines(path, data):
+    # load_tiktoken_bpe's reading, line by line with every check.
     ranks = {}
     seen_ranks = set()
-    for lineno, line in enumerate(_read_bytes(path).split(b"\n"), 1):
+    for lineno, line in enumerate(data.split(b"\n"), 1):
         line = line.rstrip(b"\r")
         if not line:
             continue

@@ -26,12 +26,12 @@ LAYERS = {
     "text": {"text.h", "text_internal.h", "counter.c", "encode_text.c", "pretok.c", "unicode_tables.inc",
              "ranks.c", "ranks_internal.h", "ranks_build.c", "ranks_merge.c", "piece_cache.h", "piece_cache.c"},
     "py": {"py/idlists.h", "py/idlists.c"},
-    # Not the library: pybpe._pylists and pybpe._utf8, CPython extensions of
+    # Not the library: pybpe._pylists, pybpe._utf8 and pybpe._ranks_file, CPython extensions of
     # their own (a cffi function cannot return a Python object, nor read a
     # str); they include only <Python.h> (pylists.c calls the encoder
     # through an address, by a copy of its type: see
     # test_pylists_calls_the_encoder_by_its_own_type).
-    "pyext": {"pyext/pylists.c", "pyext/utf8.c"},
+    "pyext": {"pyext/pylists.c", "pyext/utf8.c", "pyext/ranks_file.c"},
 }
 # What each layer's files may #include (besides the standard headers).
 MAY_INCLUDE = {

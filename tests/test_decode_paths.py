@@ -169,3 +169,33 @@ def test_numpy_arrays_of_ids_decode_in_place_as_their_lists_do():
             assert enc._join_array(array) == enc.decode_bytes(ids)
         for array in other_way + failing:
             assert enc._join_array(array) is None
+
+
+def _offsets_by_definition(pieces):
+    # tiktoken's decode_with_offsets, written plainly: a token's offset is
+    # the number of characters begun before it, less one when it starts
+    # inside a character, never below 0.
+    offsets, begun = [], 0
+    for piece in pieces:
+        offsets.append(max(0, begun - (len(piece) > 0 and 0x80 <= piece[0] < 0xC0)))
+        begun += sum(1 for b in piece if not 0x80 <= b < 0xC0)
+    return offsets
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(st.characters(codec="utf-8"), max_size=60), data=st.data())
+def test_byte_offsets_follow_tiktokens_definition(text, data):
+    from pybpe.flavours import byte_offsets
+
+    raw = text.encode("utf-8")
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(raw)), max_size=20)))
+    pieces = [raw[a:b] for a, b in zip([0] + cuts, cuts + [len(raw)])]
+    pieces += data.draw(st.lists(st.sampled_from(pieces), max_size=5)) if raw else []  # pieces come again
+    joined = b"".join(pieces)
+    try:
+        expected = joined.decode("utf-8")
+    except UnicodeDecodeError:
+        with pytest.raises(UnicodeDecodeError):
+            byte_offsets(pieces)
+        return
+    assert byte_offsets(pieces) == (expected, _offsets_by_definition(pieces))

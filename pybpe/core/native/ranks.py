@@ -261,9 +261,7 @@ class RankTable:
         if len(ids) != len(tokens):
             raise ValueError("tokens and ids differ in length")
         blob = b"".join(tokens)
-        offsets = [0]
-        for t in tokens:
-            offsets.append(offsets[-1] + len(t))
+        offsets = list(accumulate(map(len, tokens), initial=0))  # a loop of appends was ~20 ms for o200k
         flags = lib.BPE_RANKS_WHOLE_PIECE if whole_piece else 0
         lefts = rights = results = ffi.NULL
         n_merges = 0
