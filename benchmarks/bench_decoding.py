@@ -16,6 +16,7 @@ import pytest
 
 from pybpe import core as backends
 from pybpe.registry import get_encoding
+from conftest import fastokens_tokenizer, gigatoken_tokenizer, tiktoken_encoding
 
 SHAKESPEARE = os.environ.get("PYBPE_SHAKESPEARE",
                              os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data", "shakespeare.txt"))
@@ -29,10 +30,6 @@ def text():
         pytest.skip("shakespeare.txt not found (set PYBPE_SHAKESPEARE)")
     with open(SHAKESPEARE, encoding="utf-8") as f:
         return f.read(TEXT_CHARS)
-
-
-def _rank_file(name):
-    return os.path.join(os.path.dirname(__file__), "..", "pybpe", "data", name + ".tiktoken")
 
 
 def _run(benchmark, decode, ids, expected, name, label):
@@ -73,7 +70,7 @@ def test_pybpe_tokens_bytes(benchmark, text, name):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_tiktoken_tokens_bytes(benchmark, text, name):
-    tk = _tiktoken(name)
+    tk = tiktoken_encoding(name)
     ids = get_encoding(name).encode_ordinary(text)
     assert b"".join(tk.decode_tokens_bytes(ids)) == text.encode("utf-8")
     benchmark.group = "decode_tokens_bytes " + name
@@ -81,27 +78,16 @@ def test_tiktoken_tokens_bytes(benchmark, text, name):
     benchmark.pedantic(tk.decode_tokens_bytes, args=(ids,), rounds=15, iterations=1, warmup_rounds=1)
 
 
-def _tiktoken(name):
-    tiktoken = pytest.importorskip("tiktoken")
-    from pybpe.formats import load_tiktoken_bpe
-
-    enc = get_encoding(name)
-    return tiktoken.Encoding(name, pat_str=enc.pat_str, mergeable_ranks=load_tiktoken_bpe(_rank_file(name)),
-                             special_tokens=enc.special_tokens)
-
-
 @pytest.mark.parametrize("name", NAMES)
 def test_tiktoken(benchmark, text, name):
-    _run(benchmark, _tiktoken(name).decode, get_encoding(name).encode_ordinary(text), text, name, "tiktoken")
+    _run(benchmark, tiktoken_encoding(name).decode, get_encoding(name).encode_ordinary(text), text, name, "tiktoken")
 
 
 @pytest.mark.parametrize("output", ["list", "numpy"])
 @pytest.mark.parametrize("name", NAMES)
 def test_gigatoken(benchmark, text, name, output):
-    gigatoken = pytest.importorskip("gigatoken")
+    tok = gigatoken_tokenizer(name)
     enc = get_encoding(name)
-    scheme = {"gpt2": "gpt2", "cl100k_base": "gpt4", "o200k_base": "o200k"}[name]
-    tok = gigatoken.Tokenizer.from_tiktoken(_rank_file(name), pretokenizer=scheme, special_tokens=enc.special_tokens)
     ids = enc.encode_ordinary(text)
     if output == "numpy":
         numpy = pytest.importorskip("numpy")
@@ -111,9 +97,8 @@ def test_gigatoken(benchmark, text, name, output):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_fastokens(benchmark, text, name):
-    fastokens = pytest.importorskip("fastokens")
+    tok = fastokens_tokenizer(name)
     enc = get_encoding(name)
-    tok = fastokens.Tokenizer.from_tiktoken(_rank_file(name), pattern=enc.pat_str, special_tokens=enc.special_tokens)
     _run(benchmark, tok.decode, enc.encode_ordinary(text), text, name, "fastokens")
 
 
@@ -130,7 +115,7 @@ def test_pybpe_one_streamed_token(benchmark, backend):
 
 
 def test_tiktoken_one_streamed_token(benchmark):
-    tk = _tiktoken("cl100k_base")
+    tk = tiktoken_encoding("cl100k_base")
     one = [get_encoding("cl100k_base").encode("hello")[0]]
     assert tk.decode(one) == "hello"
     benchmark.group = "decode one token, 10,000 calls"

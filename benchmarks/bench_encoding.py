@@ -21,6 +21,7 @@ import pytest
 from pybpe import core as backends
 from pybpe.encoding import Encoding
 from pybpe.registry import get_encoding
+from conftest import fastokens_tokenizer, gigatoken_tokenizer, tiktoken_encoding
 
 SHAKESPEARE = os.environ.get("PYBPE_SHAKESPEARE",
                              os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data", "shakespeare.txt"))
@@ -53,16 +54,6 @@ def _reference(name, text):
     if key not in _REFERENCE:
         _REFERENCE[key] = _fresh(name, backends.available()[0], piece_cache=0).encode_ordinary(text)
     return _REFERENCE[key]
-
-
-def _tiktoken(name):
-    tiktoken = pytest.importorskip("tiktoken")
-    from pybpe.formats import load_tiktoken_bpe
-
-    enc = get_encoding(name)
-    path = os.path.join(os.path.dirname(__file__), "..", "pybpe", "data", name + ".tiktoken")
-    return tiktoken.Encoding(name, pat_str=enc.pat_str, mergeable_ranks=load_tiktoken_bpe(path),
-                             special_tokens=enc.special_tokens)
 
 
 def _tolist(ids):
@@ -101,22 +92,14 @@ def test_pybpe_c_numpy(benchmark, corpus, name):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_tiktoken(benchmark, corpus, name):
-    enc = _tiktoken(name)
+    enc = tiktoken_encoding(name)
     _run(benchmark, enc.encode_ordinary, name, corpus, "tiktoken")
-
-
-def _rank_file(name):
-    return os.path.join(os.path.dirname(__file__), "..", "pybpe", "data", name + ".tiktoken")
 
 
 @pytest.mark.parametrize("output", ["list", "numpy"])
 @pytest.mark.parametrize("name", NAMES)
 def test_gigatoken(benchmark, corpus, name, output):
-    gigatoken = pytest.importorskip("gigatoken")
-    enc = get_encoding(name)
-    scheme = {"gpt2": "gpt2", "cl100k_base": "gpt4", "o200k_base": "o200k"}[name]
-    tok = gigatoken.Tokenizer.from_tiktoken(_rank_file(name), pretokenizer=scheme,
-                                            special_tokens=enc.special_tokens)
+    tok = gigatoken_tokenizer(name)
     # The list call is what its tiktoken-compatible encode_ordinary makes,
     # kept on one thread.
     encode = tok.encode if output == "numpy" else (lambda t: tok.encode_batch_list([t], parallel=False)[0])
@@ -125,10 +108,7 @@ def test_gigatoken(benchmark, corpus, name, output):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_fastokens(benchmark, corpus, name):
-    fastokens = pytest.importorskip("fastokens")
-    enc = get_encoding(name)
-    tok = fastokens.Tokenizer.from_tiktoken(_rank_file(name), pattern=enc.pat_str,
-                                            special_tokens=enc.special_tokens)
+    tok = fastokens_tokenizer(name)
     _run(benchmark, lambda t: tok.encode_ordinary(t).ids, name, corpus, "fastokens")
 
 

@@ -528,13 +528,42 @@ static uint32_t *pb_ids(uint32_t *stack, Py_ssize_t n)
     return (uint32_t *)PyMem_Malloc((size_t)n * sizeof *stack);
 }
 
+/* Takes `id` as the k-th ID of a join into seen[k], adding its length to
+ * *total: 0, or -1 when no token has it (out of range, or a gap). */
+static int pb_take(const pb_table *table, uint64_t id, uint32_t *seen, Py_ssize_t k, size_t *total)
+{
+    if (id >= (uint64_t)table->size || table->spans[id] == PB_GAP)
+        return -1;
+    seen[k] = (uint32_t)id;
+    *total += (size_t)(table->spans[id] & UINT32_MAX);
+    return 0;
+}
+
+/* A join's end: the bytes of seen[0 .. n) when all n IDs were taken
+ * (taken == n), else None; frees seen unless it is `stack`. */
+static PyObject *pb_finish(const pb_table *table, uint32_t *seen, const uint32_t *stack, Py_ssize_t taken,
+                           Py_ssize_t n, size_t total)
+{
+    PyObject *result;
+
+    if (taken == n) {
+        result = pb_join(table, seen, n, total);
+    } else {
+        result = Py_None;
+        Py_INCREF(result);
+    }
+    if (seen != stack)
+        PyMem_Free(seen);
+    return result;
+}
+
 /* join_bytes(table, ids) -> the bytes of the tokens of ids (a list or tuple
  * of ints) end to end, or None when ids holds anything but IDs with tokens
  * (see the top of the file).  Two passes: the IDs checked and the length
  * summed, then the bytes copied into a bytes object of that length. */
 static PyObject *pl_join_bytes(PyObject *module, PyObject *args)
 {
-    PyObject *ids, *result = NULL;
+    PyObject *ids;
     pb_table *table;
     Py_ssize_t n, k;
     int is_list;
@@ -551,19 +580,10 @@ static PyObject *pl_join_bytes(PyObject *module, PyObject *args)
         return PyErr_Occurred() ? NULL : PyErr_NoMemory();
     for (k = 0; k < n; k++) {
         long id = pb_id(table, pb_item(ids, is_list, k));
-        if (id < 0) {
-            result = Py_None;
-            Py_INCREF(result);
-            goto done;
-        }
-        seen[k] = (uint32_t)id;
-        total += (size_t)(table->spans[id] & UINT32_MAX);
+        if (id < 0 || pb_take(table, (uint64_t)id, seen, k, &total) < 0)
+            break;
     }
-    result = pb_join(table, seen, n, total);
-done:
-    if (seen != stack_ids)
-        PyMem_Free(seen);
-    return result;
+    return pb_finish(table, seen, stack_ids, k, n, total);
 }
 
 /* join_at(table, address, n, width, signed) -> join_bytes of the n integers
@@ -572,7 +592,7 @@ done:
  * join_bytes. */
 static PyObject *pl_join_at(PyObject *module, PyObject *args)
 {
-    PyObject *capsule, *address, *result = NULL;
+    PyObject *capsule, *address;
     const void *at;
     pb_table *table;
     Py_ssize_t n, k;
@@ -594,7 +614,7 @@ static PyObject *pl_join_at(PyObject *module, PyObject *args)
     if (!(seen = pb_ids(stack_ids, n)))
         return PyErr_Occurred() ? NULL : PyErr_NoMemory();
     for (k = 0; k < n; k++) {
-        uint64_t value;
+        uint64_t value; /* a negative one becomes UINT64_MAX, which no token has */
         if (width == 4) {
             uint32_t v;
             memcpy(&v, (const unsigned char *)at + 4 * (size_t)k, 4);
@@ -604,19 +624,10 @@ static PyObject *pl_join_at(PyObject *module, PyObject *args)
             if (is_signed && (value >> 63))
                 value = UINT64_MAX;
         }
-        if (value >= (uint64_t)table->size || table->spans[value] == PB_GAP) {
-            result = Py_None; /* a negative or unknown ID: the caller's way names it */
-            Py_INCREF(result);
-            goto done;
-        }
-        seen[k] = (uint32_t)value;
-        total += (size_t)(table->spans[value] & UINT32_MAX);
+        if (pb_take(table, value, seen, k, &total) < 0)
+            break;
     }
-    result = pb_join(table, seen, n, total);
-done:
-    if (seen != stack_ids)
-        PyMem_Free(seen);
-    return result;
+    return pb_finish(table, seen, stack_ids, k, n, total);
 }
 
 /* token_bytes(table, ids) -> [the bytes of each ID of ids] (the bytes
