@@ -222,6 +222,7 @@ class Encoding:
         self._skipped_values = {i for t, i in self._special_tokens.items() if t not in self._kept_when_skipping}
         self._bytes_by_id = None  # decoding's list, made at the first decode (_lookup_list)
         self._join_ids = self._each_id = self._join_array = None  # and its C decoders (ditto)
+        self._sorted_tokens = None  # token_byte_values' order, made at its first call
         # What the default of encode and its kin (none allowed, all
         # disallowed) checks a text for: every special token, first by the
         # tokens' distinct first characters (see _check_no_specials).
@@ -1113,8 +1114,13 @@ class Encoding:
 
     # -- inspection -----------------------------------------------------------
     def token_byte_values(self):
-        """The bytes of every mergeable token, sorted (tiktoken's order)."""
-        return sorted(self._mergeable_ranks)
+        """The bytes of every mergeable token, sorted (tiktoken's order): a
+        new list each call, from a sorted copy made at the first (sorting
+        cl100k's 100,000 tokens takes ~28 ms, copying the list ~0.3)."""
+        ordered = self._sorted_tokens
+        if ordered is None:
+            ordered = self._sorted_tokens = tuple(sorted(self._mergeable_ranks))
+        return list(ordered)
 
     @property
     def eot_token(self):
@@ -1129,7 +1135,7 @@ class Encoding:
     def is_special_token(self, token):
         """True when ID `token` is a special token; TypeError for a value
         that is no ID (tiktoken asserts an int)."""
-        if not _is_integer(token):
+        if type(token) is not int and not _is_integer(token):
             raise TypeError("a token ID must be an int, not %s" % type(token).__name__)
         return token in self._special_token_values
 

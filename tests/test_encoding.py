@@ -278,6 +278,18 @@ def test_overlapping_special_tokens_longest_wins(backend):
     assert enc.encode("<|end|>y", allowed_special={"<|end|>"}) == [300, 121]
 
 
+def test_token_byte_values_is_a_new_sorted_list_each_call():
+    # Kept sorted after the first call, handed out as a copy: a caller's
+    # changes to one list never reach the next.
+    for name in ("gpt2", "cl100k_base"):
+        enc = get_encoding(name)
+        first = enc.token_byte_values()
+        assert first == sorted(enc._mergeable_ranks) and len(first) == len(enc._mergeable_ranks)
+        first.clear()
+        again = enc.token_byte_values()
+        assert again == sorted(enc._mergeable_ranks) and again is not enc.token_byte_values()
+
+
 def test_attributes():
     g = get_encoding("gpt2")
     c = get_encoding("cl100k_base")
