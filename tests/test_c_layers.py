@@ -121,6 +121,12 @@ def test_pylists_calls_the_encoder_by_its_own_type():
     for struct in ("bpe_ranks", "bpe_piece_cache"):
         assert "typedef struct %s %s;" % (struct, struct) in text("text.h")
         assert "typedef struct %s %s;" % (struct, struct) in text("pyext/pylists.c")
+    # and bpe_ranks_encode, for encode_piece_ids
+    header = re.search(r"int bpe_ranks_encode\([^;]*;", text("text.h")).group(0)
+    copy = re.search(r"typedef int \(\*pl_encode_pieces\)\([^;]*;", text("pyext/pylists.c")).group(0)
+    assert _parameter_types(header)[:2] == ["const bpe_ranks *", "const unsigned char *"]
+    assert len(_parameter_types(header)) == 8
+    assert _parameter_types(copy) == _parameter_types(header)
 
 
 def defined_public_functions():

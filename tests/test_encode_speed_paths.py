@@ -767,3 +767,32 @@ def test_encode_file_says_where_in_the_file_the_bad_byte_is(tmp_path, data, at):
         get_encoding("gpt2").encode_file(src, out, chunk_size=4096)
     assert "at byte %d of the file" % at in str(info.value), str(info.value)
     assert not out.exists()
+
+
+# -- one piece merged whole in one call (RankTable.encode_piece) ------------------------
+
+@settings(max_examples=150, deadline=None)
+@given(piece=st.one_of(st.binary(max_size=64), st.text(max_size=40).map(lambda t: t.encode("utf-8", "replace"))))
+def test_encode_piece_in_one_call_equals_the_cffi_steps(piece):
+    # pybpe._pylists.encode_piece_ids against the cffi path it replaced
+    # (_encode), and both against the Python backend's table.
+    ranks = _cranks()
+    for name in NAMES + ["o200k_base"]:
+        table = get_encoding(name, backend="c")._table
+        expected = table._encode(piece, ranks._u32([len(piece)]), False)
+        assert table.encode_piece(piece) == expected
+        if "python" in BACKENDS:
+            assert get_encoding(name, backend="python")._table.encode_piece(piece) == expected
+
+
+def test_encode_piece_in_one_call_raises_as_the_cffi_steps_do():
+    ranks = _cranks()
+    table = ranks.RankTable([b"a", b"b", b"ab"], [0, 1, 2])
+    assert table._ints is not None and table.encode_piece(b"abab") == [2, 2] and table.encode_piece(b"") == []
+    with pytest.raises(Exception) as one_call:
+        table.encode_piece(b"abc")  # "c" has no token
+    with pytest.raises(Exception) as steps:
+        table._encode(b"abc", ranks._u32([3]), False)
+    assert type(one_call.value) is type(steps.value) and str(one_call.value) == str(steps.value)
+    sparse = ranks.RankTable([b"a", b"b", b"ab"], [0, 1, 2**31])  # IDs too far apart for an int table
+    assert sparse._ints is None and sparse.encode_piece(b"abab") == [2**31, 2**31]

@@ -184,6 +184,10 @@ _TABLE_MAX_SIZE = 1 << 22
 _ONE_CALL_MAX_BYTES = _MARSHAL_MIN_IDS
 _encode_ids = getattr(_pylists, "encode_ids", None)
 _ENCODE_CACHED = int(ffi.cast("uintptr_t", ffi.addressof(lib, "bpe_ranks_encode_cached")))
+# pybpe._pylists.encode_piece_ids: one piece merged whole the same way
+# (RankTable.encode_piece), through bpe_ranks_encode's address.
+_encode_piece_ids = getattr(_pylists, "encode_piece_ids", None)
+_ENCODE_PIECES = int(ffi.cast("uintptr_t", ffi.addressof(lib, "bpe_ranks_encode")))
 
 
 def _table_lists(table, out, ends, n_lists):
@@ -377,7 +381,15 @@ class RankTable:
             >>> RankTable([b"a", b"b", b"ab"], [0, 1, 2]).encode_piece(b"abab")
             [2, 2]
         """
-        return self._encode(bytes(piece), _u32([len(piece)]), False)
+        piece = bytes(piece)
+        if _encode_piece_ids is not None and self._ints is not None:
+            # One call of pybpe._pylists (the C merge, then the list from the
+            # int table): ~0.6 us, where the steps of _encode took ~3.
+            ids = _encode_piece_ids(_ENCODE_PIECES, self._address, self._ints, piece)
+            if type(ids) is list:
+                return ids
+            self._check_encode(ids)  # the encoder's status: raises
+        return self._encode(piece, _u32([len(piece)]), False)
 
     def encode_pieces(self, pieces):
         """IDs of many pieces (str), concatenated, in one C call."""
