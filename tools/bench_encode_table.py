@@ -13,7 +13,9 @@ megabytes: every encoder is first warmed on the last slice (and its IDs
 checked there), then timed once per round on a slice no encoder has seen
 before -- one fresh slice per round.  Within a round the encoders run one
 after another (the starting encoder rotates), so every ratio is taken under
-the same load; a cell is MB/s of UTF-8 input, the median over the rounds, and
+the same load; each encoder gets a str of its own, so none reads a UTF-8
+another one left in a shared str (own_copies); a cell is MB/s of UTF-8
+input, the median over the rounds, and
 the output of every timed call is compared with pybpe C's after the clock
 stops.  A peer whose IDs differ anywhere is shown as "differs" and not timed
 further.  The reference IDs come from an Encoding of pybpe's with its piece
@@ -364,6 +366,29 @@ def _call(fn, arg):
         raise Failed("raised %s" % type(e).__name__) from None
 
 
+def own_copies(text, labels):
+    """{label: a new str equal to `text`} -- one str per encoder and round.
+    CPython keeps a str's UTF-8 inside the str once asked for it
+    (PyUnicode_AsUTF8AndSize), and the PyO3-built peers (tiktoken,
+    gigatoken, fastokens) ask.  When every encoder got the same str, on a
+    slice with one character beyond ASCII whichever of them ran first paid
+    for the UTF-8 and every later one read it free: gigatoken's NumPy call on
+    0.5 MB slices of Python source, after 32 MB of other memory was touched,
+    took ~3.5 ms on a str of its own and ~3.1 ms on one whose UTF-8 another
+    call had made (cl100k, medians of 15; pybpe makes its own UTF-8 and
+    leaves none behind).  The copies are made before a column's first timed
+    call, so each is as cold as the slice it copies when its turn comes (a
+    copy made just before its call would be in the core's caches).  The
+    long-piece texts need none: they are ASCII, whose UTF-8 is the str's
+    own storage for every encoder."""
+    copies = {}
+    for label in labels:
+        copy = text[:-1] + text[-1:] if len(text) > 1 else text
+        assert copy is not text or len(text) < 2
+        copies[label] = copy
+    return copies
+
+
 def _timed(fn, arg):
     # (seconds, CPU seconds of the whole process, result); the result is
     # freed by the caller after the clock stops.
@@ -409,6 +434,7 @@ def run_rounds(encs, warm, texts, ref_of, seen=False):
     for label, fn in encs.items():
         cells[label].note = _same(fn, warm, ref)
     labels = list(encs)
+    copies = [own_copies(texts[0] if seen else text, labels) for text in texts]
     for k, text in enumerate(texts):
         if seen:
             text = texts[0]
@@ -418,7 +444,7 @@ def run_rounds(encs, warm, texts, ref_of, seen=False):
             if cell.note:
                 continue
             try:
-                wall, cpu, result = _timed(encs[label], text)
+                wall, cpu, result = _timed(encs[label], copies[k][label])
             except Failed as e:
                 cell.note = str(e)
                 continue
