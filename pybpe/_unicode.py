@@ -101,10 +101,12 @@ def utf8(text):
 
     A long text that is not all ASCII goes to pybpe._utf8 where it is built
     (csrc/pyext/utf8.c): one such character makes CPython store the whole
-    text a character per one or two bytes, and str.encode then walks it a
-    character at a time (~0.3 ms per 0.5 MB, ~6% of encoding it with
-    o200k), where that module turns sixteen ASCII characters into bytes at
-    once; text mostly beyond ASCII it leaves to str.encode itself.  Short
+    text a character per one, two or four bytes, and str.encode then walks
+    it a character at a time.  That module picks the way by how the str is
+    stored: a text of one byte per character (Shakespeare's "æ") by way of
+    its Latin-1 copy, eight ASCII bytes a step (~0.1 ms per 0.5 MB against
+    str.encode's ~0.2-0.3), two bytes per character by str.encode itself,
+    four by its own loop where the text is mostly ASCII.  Short
     texts keep str.encode: below _UTF8_MODULE_MIN characters the module's
     look at the text (which way it takes) is a fifth of the whole where the
     text is mostly beyond ASCII, and a few hundred ns is all it could save.

@@ -1,8 +1,9 @@
 """pybpe._utf8 (csrc/pyext/utf8.c): a str as UTF-8 under tiktoken's rule for
 surrogates, the same bytes as fix_surrogates(text).encode("utf-8") for every
 text, each way it can take -- its own loop with the vector step (mode 1)
-and without it (mode 2), and its choice (mode 0), which leaves text mostly
-beyond ASCII to str.encode.  The texts cover every kind of str CPython
+and without it (mode 2), the way through the text's Latin-1 (mode 3), and
+its choice (mode 0) by the kind of str, which takes Latin-1 for one byte per
+character and leaves two to str.encode.  The texts cover every kind of str CPython
 stores (ASCII, one byte, two, four per character), surrogates paired and
 alone at the edges of the sixteen-character blocks and of the chunks long
 texts are converted in, and the encoders' own use of it on long texts.
@@ -21,7 +22,7 @@ from conftest import offline_tiktoken
 
 _utf8 = pytest.importorskip("pybpe._utf8", reason="pybpe._utf8 is not built")
 
-MODES = (0, 1, 2)
+MODES = (0, 1, 2, 3)
 CHUNK = 1 << 20  # utf8.c's UTF8_CHUNK
 
 
@@ -63,6 +64,52 @@ def test_every_kind_of_str():
     for odd in ["æ", "\u00ff", "\u0100", "\u07ff", "\u0800", "\uffff", "\U00010000", "\U0010ffff"]:
         for at in (0, 1, 15, 16, 17, 31, 32, len(base) // 2, len(base) - 1):
             assert_all_modes(base[:at] + odd + base[at:])
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(text=st.text(st.characters(max_codepoint=0xFF), max_size=80))
+def test_latin1_text(text):
+    # One byte per character: mode 0 and 3 go through its Latin-1, eight
+    # bytes a step where they are ASCII.
+    assert_all_modes(text)
+
+
+@pytest.mark.parametrize("odd", ["\x80", "\xe6", "\xff"])
+def test_latin1_at_every_place_of_a_word(odd):
+    for before in range(18):
+        for after in range(10):
+            assert_all_modes("a" * before + odd + "b" * after)
+            assert_all_modes(odd * before + "c" * after)
+
+
+def test_kind_is_read_from_the_size():
+    # utf8's mode 0 picks its way by the kind CPython stores the str in,
+    # read from str.__sizeof__; anything it cannot read is 0.
+    for n in (1, 2, 7, 100, 5000):
+        assert _utf8.kind("\xe6" * n) == 1
+        assert _utf8.kind("a" * (n - 1) + "\xff") == 1
+        assert _utf8.kind("a" * (n - 1) + "\u0100") == 2
+        assert _utf8.kind("\u4e2d" * n) == 2
+        assert _utf8.kind("a" * (n - 1) + "\U0001f600") == 4
+        assert _utf8.kind("a" * n) == 0  # ASCII has a header of its own
+
+    class Text(str):
+        pass
+
+    assert _utf8.kind(Text("\xe6" * 100)) == 0
+
+
+def test_a_str_holding_its_own_utf8_still_encodes():
+    # A str whose UTF-8 CPython keeps inside it (PyUnicode_AsUTF8AndSize,
+    # which the PyO3-built peers call) is larger than its kind says: the
+    # guess gives up, and the bytes are still right.
+    ctypes = pytest.importorskip("ctypes")
+    as_utf8 = ctypes.pythonapi.PyUnicode_AsUTF8AndSize
+    as_utf8.restype, as_utf8.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_void_p]
+    for text in ("\xe6" * 3000 + "x", "\u2014" * 3000, "\U0001f600" * 3000):
+        as_utf8(text, None)
+        assert _utf8.kind(text) == 0
+        assert_all_modes(text)
 
 
 @pytest.mark.parametrize("at", range(12, 21))
@@ -111,7 +158,9 @@ def test_str_subclasses_and_errors():
     with pytest.raises(TypeError):
         _utf8.utf8(b"bytes")
     with pytest.raises(ValueError, match="mode"):
-        _utf8.utf8("text", 3)
+        _utf8.utf8("text", 4)
+    with pytest.raises(TypeError):
+        _utf8.kind(b"bytes")
 
 
 def test_unicode_utf8_takes_the_module_for_long_text_only():

@@ -10,22 +10,20 @@
  * ASCII -- an "æ" in a slice of Shakespeare, a curly quote or a dash in
  * English from the web, the accents of French or German -- makes CPython
  * store the whole text one or two bytes per character, and str.encode then
- * walks it a character at a time: ~0.3 ms per 0.5 MB, ~6% of encoding it
- * with o200k (12 of the 19 0.5 MB slices of Shakespeare hold an "æ").
- * Here the text is read as code points (PyUnicode_AsUCS4, whole or a
- * chunk at a time: the limited API has no view of a str's own storage),
- * its UTF-8 length counted, and the bytes written straight into the bytes
- * object: sixteen characters that are all ASCII become sixteen bytes in
- * one step, the others are encoded one at a time.  0.15-0.18 ms for such
- * a slice of Shakespeare (the portable loop: 0.30).
- *
- * Text that is mostly beyond ASCII (Cyrillic, CJK) is left to
- * str.encode, whose loop over CPython's own storage is faster there than
- * this one over code points: utf8() looks at the first UTF8_SAMPLE
- * characters and takes that way when fewer than 3 in 4 of their blocks of
- * sixteen are all ASCII.  Either way the bytes are the same; with
- * surrogates str.encode fails, and this module's own loop (which knows the
- * rule) does the text.
+ * walks it a character at a time: ~0.2-0.3 ms per 0.5 MB, ~6% of encoding
+ * it with o200k (12 of the 19 0.5 MB slices of Shakespeare hold an "æ").
+ * Which way is fastest depends on how CPython stores the str (its kind;
+ * "By the str's own kind" below): one byte per character goes through
+ * its Latin-1 copy (PyUnicode_AsLatin1String), whose ASCII is copied eight
+ * bytes a step; two bytes per character is left to str.encode; four is read
+ * as code points (PyUnicode_AsUCS4, whole or a chunk at a time: the
+ * limited API has no view of a str's own storage), its UTF-8 length
+ * counted, and the bytes written straight into the bytes object, sixteen
+ * ASCII characters in one step -- unless most of it is beyond ASCII
+ * (utf8() looks at the first UTF8_SAMPLE characters: fewer than 3 in 4 of
+ * their blocks of sixteen all ASCII), which str.encode does faster.
+ * Either way the bytes are the same; with surrogates str.encode fails,
+ * and the loop over code points (which knows the rule) does the text.
  *
  * The vector step uses SSE2 where the compiler has it (every x86-64),
  * behind a feature test; the portable loop is always built, and
@@ -65,8 +63,11 @@
 #define U8_INLINE static inline
 #endif
 
-/* What utf8(text, mode) does. */
-enum { UTF8_AUTO = 0, UTF8_VECTOR = 1, UTF8_PORTABLE = 2 };
+/* What utf8(text, mode) does: 0 chooses (u8_utf8); 1 and 2 take the loop
+ * over code points with its vector step and without; 3 the way through the
+ * text's Latin-1 (u8_by_latin1), or the loop (1) where it has a character
+ * Latin-1 lacks. */
+enum { UTF8_AUTO = 0, UTF8_VECTOR = 1, UTF8_PORTABLE = 2, UTF8_LATIN1 = 3 };
 
 /* A high surrogate followed by a low one spells one character (four bytes
  * of UTF-8); any other surrogate becomes U+FFFD (three).  c = u[*i - 1], a
@@ -201,6 +202,138 @@ static size_t u8_encode(const Py_UCS4 *u, size_t n, unsigned char *o, int vector
     return vector ? u8_count_vector(u, n) : u8_count_portable(u, n);
 }
 
+/* ---- By the str's own kind ----------------------------------------------
+ *
+ * CPython stores a str one, two or four bytes per character (its kind: the
+ * fewest that hold its largest character), and the limited API has no view
+ * of that storage.  Which way is fastest depends on it (0.5 MB slices, each
+ * call on a str of its own after 32 MB of other memory was touched, medians;
+ * hot, with nothing between the calls, in brackets):
+ *   - one byte (Latin-1: Shakespeare's "æ"): PyUnicode_AsLatin1String
+ *     copies the storage, and its UTF-8 is made here eight bytes a step
+ *     where they are ASCII: 0.22 ms (0.09), where the loop over code points
+ *     took 0.54 (0.24) and str.encode 0.33 (0.19);
+ *   - two bytes (a dash, a curly quote, CJK): str.encode, 0.49 ms (0.22)
+ *     against the loop's 0.58 (0.26) on Python source that is nearly all
+ *     ASCII, and far ahead on text mostly beyond ASCII; a way through
+ *     PyUnicode_AsUTF16String was tried and lost to both (0.58 / 2.4 ms);
+ *   - four bytes (an emoji): the loop where the text is mostly ASCII, 0.50
+ *     ms against str.encode's 0.66, else str.encode (u8_mostly_ascii).
+ * The kind is read from the str's size (str.__sizeof__: a header, then
+ * (length + 1) * kind bytes), against a one-character str of the same
+ * layout; a str whose size says anything else (its UTF-8 kept inside it, a
+ * subclass, an old-style str) is left to the sample of u8_mostly_ascii.
+ * The guess only picks the way: each gives the same bytes for any text, and
+ * a Latin-1 encode or str.encode that fails (a character above U+00FF, a
+ * surrogate) falls back to the loop, so a wrong guess costs time only. */
+
+static Py_ssize_t u8_sizeof(PyObject *o)
+{
+    PyObject *size = PyObject_CallMethod(o, "__sizeof__", NULL);
+    Py_ssize_t n;
+    if (!size)
+        return -1;
+    n = PyLong_AsSsize_t(size);
+    Py_DECREF(size);
+    return n;
+}
+
+/* The kind of an exact str of n characters (1, 2 or 4 bytes each), or 0
+ * when its size fits none; -1 with the error set. */
+static int u8_kind(PyObject *text, Py_ssize_t n)
+{
+    PyObject *one = PyUnicode_FromOrdinal(0xE9); /* one byte per character, not ASCII */
+    Py_ssize_t header, size;
+    int kind;
+    if (!PyUnicode_CheckExact(text))
+        return 0; /* a subclass's size may hold more (its __dict__), or run its code */
+    if (!one)
+        return -1;
+    header = u8_sizeof(one);
+    Py_DECREF(one);
+    if (header < 0 || (size = u8_sizeof(text)) < 0)
+        return -1;
+    header -= 2; /* (1 + 1) * 1 byte */
+    for (kind = 1; kind <= 4; kind *= 2)
+        if (size - header == (n + 1) * kind)
+            return kind;
+    return 0;
+}
+
+/* Whether the eight bytes at p are all ASCII (below 0x80). */
+U8_INLINE int u8_ascii8(const unsigned char *p)
+{
+    uint64_t w;
+    memcpy(&w, p, 8);
+    return (w & UINT64_C(0x8080808080808080)) == 0;
+}
+
+/* Latin-1 bytes b[0..n) as UTF-8 to o, or only counted when o is NULL. */
+U8_INLINE size_t u8_latin1_with(const unsigned char *b, size_t n, unsigned char *o)
+{
+    size_t i = 0, len = 0;
+    while (i < n) {
+        if (n - i >= 8 && u8_ascii8(b + i)) {
+            if (o)
+                memcpy(o + len, b + i, 8);
+            len += 8;
+            i += 8;
+            continue;
+        }
+        if (b[i] < 0x80) {
+            if (o)
+                o[len] = b[i];
+            len++;
+        } else {
+            if (o) {
+                o[len] = (unsigned char)(0xC0 | b[i] >> 6);
+                o[len + 1] = (unsigned char)(0x80 | (b[i] & 0x3F));
+            }
+            len += 2;
+        }
+        i++;
+    }
+    return len;
+}
+
+static size_t u8_latin1_count(const unsigned char *b, size_t n)
+{
+    return u8_latin1_with(b, n, NULL);
+}
+
+static size_t u8_latin1_write(const unsigned char *b, size_t n, unsigned char *o)
+{
+    return u8_latin1_with(b, n, o);
+}
+
+/* The text's UTF-8 by way of its Latin-1 bytes: counted, then written
+ * into the bytes object, *result.  Returns 1 when done, 0 when the text
+ * has a character Latin-1 lacks (no error set), -1 with the error set. */
+static int u8_by_latin1(PyObject *text, PyObject **result)
+{
+    PyObject *raw = PyUnicode_AsLatin1String(text);
+    const unsigned char *b;
+    size_t n, len;
+    *result = NULL;
+    if (!raw) {
+        if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError))
+            return -1;
+        PyErr_Clear();
+        return 0;
+    }
+    b = (const unsigned char *)PyBytes_AsString(raw);
+    n = (size_t)PyBytes_Size(raw);
+    len = u8_latin1_count(b, n); /* at most 2n: Latin-1 was allocated */
+    *result = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)len);
+    if (*result && u8_latin1_write(b, n, (unsigned char *)PyBytes_AsString(*result)) != len) {
+        /* cannot happen: both passes take the same steps */
+        Py_CLEAR(*result);
+        PyErr_SetString(PyExc_SystemError, "utf8: the two passes disagree");
+    }
+    Py_DECREF(raw);
+    return *result ? 1 : -1;
+}
+
 /* Code points text[start..stop) into buf (room for stop - start + 1);
  * -1 with the error set. */
 static int u8_code_points(PyObject *text, Py_ssize_t start, Py_ssize_t stop, Py_UCS4 *buf)
@@ -289,25 +422,54 @@ static PyObject *u8_transcode(PyObject *text, Py_ssize_t n, Py_UCS4 *buf, int ve
     return result;
 }
 
+static PyObject *u8_kind_of(PyObject *module, PyObject *text)
+{
+    Py_ssize_t n;
+    int kind;
+    (void)module;
+    if (!PyUnicode_Check(text)) {
+        PyErr_SetString(PyExc_TypeError, "kind: a str is needed");
+        return NULL;
+    }
+    if ((n = PyUnicode_GetLength(text)) < 0 || (kind = u8_kind(text, n)) < 0)
+        return NULL;
+    return PyLong_FromLong(kind);
+}
+
 static PyObject *u8_utf8(PyObject *module, PyObject *args)
 {
     PyObject *text, *result = NULL;
-    int mode = UTF8_AUTO;
+    int mode = UTF8_AUTO, tried_str_encode = 0;
     Py_ssize_t n;
     Py_UCS4 *buf;
     (void)module;
     if (!PyArg_ParseTuple(args, "U|i:utf8", &text, &mode))
         return NULL;
-    if (mode < UTF8_AUTO || mode > UTF8_PORTABLE) {
-        PyErr_SetString(PyExc_ValueError, "utf8: mode must be 0, 1 or 2");
+    if (mode < UTF8_AUTO || mode > UTF8_LATIN1) {
+        PyErr_SetString(PyExc_ValueError, "utf8: mode must be 0, 1, 2 or 3");
         return NULL;
     }
     if ((n = PyUnicode_GetLength(text)) < 0)
         return NULL;
+    if (mode == UTF8_AUTO || mode == UTF8_LATIN1) {
+        /* the way for the str's kind (above) */
+        int kind = mode == UTF8_LATIN1 ? 1 : u8_kind(text, n);
+        if (kind < 0)
+            return NULL;
+        if (kind == 1 && u8_by_latin1(text, &result) != 0)
+            return result; /* done, or the error */
+        if (kind == 2) {
+            result = PyUnicode_AsUTF8String(text);
+            if (result || !PyErr_ExceptionMatches(PyExc_UnicodeEncodeError))
+                return result;
+            PyErr_Clear(); /* surrogates: the loop knows what to make of them */
+            tried_str_encode = 1;
+        }
+    }
     buf = (Py_UCS4 *)PyMem_Malloc(((size_t)(n < UTF8_CHUNK ? n : UTF8_CHUNK) + 1) * sizeof *buf);
     if (!buf)
         return PyErr_NoMemory();
-    if (mode == UTF8_AUTO) {
+    if (mode == UTF8_AUTO && !tried_str_encode) {
         int mostly = u8_mostly_ascii(text, n, buf);
         if (mostly < 0)
             goto done;
@@ -328,8 +490,12 @@ static PyMethodDef u8_methods[] = {
     {"utf8", u8_utf8, METH_VARARGS,
      "utf8(text, mode=0) -> the UTF-8 bytes of str text, surrogate pairs joined into the character\n"
      "they spell and lone surrogates made U+FFFD (tiktoken's rule).  mode 0 picks the faster way\n"
-     "for the text (str.encode where most of it is beyond ASCII); 1 and 2 force this module's\n"
-     "loop, with its vector step (where built) and without it."},
+     "for the text (by the str's kind: its Latin-1, str.encode, or this module's loop); 1 and 2\n"
+     "force the loop, with its vector step (where built) and without it; 3 the way through\n"
+     "Latin-1 (the loop where the text has a character Latin-1 lacks)."},
+    {"kind", u8_kind_of, METH_O,
+     "kind(text) -> 1, 2 or 4: the bytes per character CPython stores str text in, as utf8's\n"
+     "mode 0 reads it from the str's size; 0 when that size fits no kind."},
     {NULL, NULL, 0, NULL}
 };
 
