@@ -84,8 +84,11 @@ def test_latin1_at_every_place_of_a_word(odd):
 
 def test_kind_is_read_from_the_size():
     # utf8's mode 0 picks its way by the kind CPython stores the str in,
-    # read from str.__sizeof__; anything it cannot read is 0.
-    for n in (1, 2, 7, 100, 5000):
+    # read from str.__sizeof__; anything it cannot read is 0.  Each str is
+    # made here, two characters or more: a one-character str may be a shared
+    # object (CPython's Latin-1 singletons, an interned constant) whose UTF-8
+    # some other code already asked for, and then 0 is the right answer.
+    for n in (2, 7, 100, 5000):
         assert _utf8.kind("\xe6" * n) == 1
         assert _utf8.kind("a" * (n - 1) + "\xff") == 1
         assert _utf8.kind("a" * (n - 1) + "\u0100") == 2
