@@ -9,6 +9,7 @@ alone at the edges of the sixteen-character blocks and of the chunks long
 texts are converted in, and the encoders' own use of it on long texts.
 Skips where the module is not built (PYBPE_NO_EXTENSION=1).
 """
+import ctypes
 import random
 
 import pytest
@@ -102,15 +103,27 @@ def test_kind_is_read_from_the_size():
     assert _utf8.kind(Text("\xe6" * 100)) == 0
 
 
+def test_kind_does_not_lean_on_a_shared_str():
+    # The layout is measured on a str made for the purpose, not on the shared
+    # one-character "\xe9", whose UTF-8 any code may have asked for.
+    _cache_utf8(chr(0xE9))
+    _cache_utf8("\xe9\xe9")  # a constant: not the str kind() makes
+    assert _utf8.kind("\xe9" * 50) == 1
+    assert _utf8.kind("\u0100" * 50) == 2
+
+
+def _cache_utf8(text):
+    as_utf8 = ctypes.pythonapi.PyUnicode_AsUTF8AndSize
+    as_utf8.restype, as_utf8.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_void_p]
+    as_utf8(text, None)
+
+
 def test_a_str_holding_its_own_utf8_still_encodes():
     # A str whose UTF-8 CPython keeps inside it (PyUnicode_AsUTF8AndSize,
     # which the PyO3-built peers call) is larger than its kind says: the
     # guess gives up, and the bytes are still right.
-    ctypes = pytest.importorskip("ctypes")
-    as_utf8 = ctypes.pythonapi.PyUnicode_AsUTF8AndSize
-    as_utf8.restype, as_utf8.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_void_p]
     for text in ("\xe6" * 3000 + "x", "\u2014" * 3000, "\U0001f600" * 3000):
-        as_utf8(text, None)
+        _cache_utf8(text)
         assert _utf8.kind(text) == 0
         assert_all_modes(text)
 

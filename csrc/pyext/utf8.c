@@ -220,8 +220,8 @@ static size_t u8_encode(const Py_UCS4 *u, size_t n, unsigned char *o, int vector
  *   - four bytes (an emoji): the loop where the text is mostly ASCII, 0.50
  *     ms against str.encode's 0.66, else str.encode (u8_mostly_ascii).
  * The kind is read from the str's size (str.__sizeof__: a header, then
- * (length + 1) * kind bytes), against a one-character str of the same
- * layout; a str whose size says anything else (its UTF-8 kept inside it, a
+ * (length + 1) * kind bytes), against a short str of the same layout
+ * made for the purpose; a str whose size says anything else (its UTF-8 kept inside it, a
  * subclass, an old-style str) is left to the sample of u8_mostly_ascii.
  * The guess only picks the way: each gives the same bytes for any text, and
  * a Latin-1 encode or str.encode that fails (a character above U+00FF, a
@@ -242,18 +242,21 @@ static Py_ssize_t u8_sizeof(PyObject *o)
  * when its size fits none; -1 with the error set. */
 static int u8_kind(PyObject *text, Py_ssize_t n)
 {
-    PyObject *one = PyUnicode_FromOrdinal(0xE9); /* one byte per character, not ASCII */
+    /* "éé", made here: one byte per character, not ASCII, and a str of
+     * its own (the one-character "é" is shared, and other code may have
+     * left its UTF-8 inside it, which would count in its size) */
+    PyObject *probe;
     Py_ssize_t header, size;
     int kind;
     if (!PyUnicode_CheckExact(text))
         return 0; /* a subclass's size may hold more (its __dict__), or run its code */
-    if (!one)
+    if (!(probe = PyUnicode_DecodeUTF8("\xc3\xa9\xc3\xa9", 4, NULL)))
         return -1;
-    header = u8_sizeof(one);
-    Py_DECREF(one);
+    header = u8_sizeof(probe);
+    Py_DECREF(probe);
     if (header < 0 || (size = u8_sizeof(text)) < 0)
         return -1;
-    header -= 2; /* (1 + 1) * 1 byte */
+    header -= 3; /* (2 + 1) * 1 byte */
     for (kind = 1; kind <= 4; kind *= 2)
         if (size - header == (n + 1) * kind)
             return kind;
