@@ -36,7 +36,10 @@ holding the GIL; ~1.0 ms, all holding it, through pybpe._pylists' int table,
 which took 2 threads from ~1.51x to ~1.63x on a busy machine): the
 helper starts ~0.2 ms after the caller (the caller's UTF-8, then a thread
 wake-up), the threads' lists wait for each other when their slices end
-together, and the two piece caches merge ~8% more pieces than one cache.
+together, and the two piece caches merge more pieces than one cache: ~8%
+on runs of ~16 KB taken in turn (an early measure), 19% when each takes
+half of the same unseen documents (csrc/NOTES.md, session 22), which in C
+alone costs the two halves 11% more CPU than one cache would.
 Dead ends, measured the same way: giving each thread back the piece cache it
 had last (the cache stays in its core's cache): no change; unequal slices for
 caller and helper (0.55/0.45 to 0.61/0.39, with or without a tail): no
