@@ -105,8 +105,8 @@ def utf8(text):
     it a character at a time.  That module picks the way by how the str is
     stored: a text of one byte per character (Shakespeare's "æ") by way of
     its Latin-1 copy, eight ASCII bytes a step (~0.1 ms per 0.5 MB against
-    str.encode's ~0.2-0.3), two bytes per character by str.encode itself,
-    four by its own loop where the text is mostly ASCII.  Short
+    str.encode's ~0.2-0.3), two or four bytes per character by str.encode
+    itself (its own loop is left for surrogates).  Short
     texts keep str.encode: below _UTF8_MODULE_MIN characters the module's
     look at the text (which way it takes) is a fifth of the whole where the
     text is mostly beyond ASCII, and a few hundred ns is all it could save.

@@ -15,15 +15,16 @@
  * Which way is fastest depends on how CPython stores the str (its kind;
  * "By the str's own kind" below): one byte per character goes through
  * its Latin-1 copy (PyUnicode_AsLatin1String), whose ASCII is copied eight
- * bytes a step; two bytes per character is left to str.encode; four is read
- * as code points (PyUnicode_AsUCS4, whole or a chunk at a time: the
- * limited API has no view of a str's own storage), its UTF-8 length
- * counted, and the bytes written straight into the bytes object, sixteen
- * ASCII characters in one step -- unless most of it is beyond ASCII
- * (utf8() looks at the first UTF8_SAMPLE characters: fewer than 3 in 4 of
- * their blocks of sixteen all ASCII), which str.encode does faster.
- * Either way the bytes are the same; with surrogates str.encode fails,
- * and the loop over code points (which knows the rule) does the text.
+ * bytes a step; two or four bytes per character is left to str.encode.
+ * Text with surrogates, which str.encode refuses, and a str whose kind
+ * cannot be read are read as code points (PyUnicode_AsUCS4, whole or a
+ * chunk at a time: the limited API has no view of a str's own storage),
+ * its UTF-8 length counted, and the bytes written straight into the bytes
+ * object, sixteen ASCII characters in one step -- unless most of it is
+ * beyond ASCII (utf8() looks at the first UTF8_SAMPLE characters: fewer
+ * than 3 in 4 of their blocks of sixteen all ASCII), which str.encode does
+ * faster.  Either way the bytes are the same, and with surrogates the loop
+ * over code points (which knows the rule) does the text.
  *
  * The vector step uses SSE2 where the compiler has it (every x86-64),
  * behind a feature test; the portable loop is always built, and
@@ -217,12 +218,16 @@ static size_t u8_encode(const Py_UCS4 *u, size_t n, unsigned char *o, int vector
  *     against the loop's 0.58 (0.26) on Python source that is nearly all
  *     ASCII, and far ahead on text mostly beyond ASCII; a way through
  *     PyUnicode_AsUTF16String was tried and lost to both (0.58 / 2.4 ms);
- *   - four bytes (an emoji): the loop where the text is mostly ASCII, 0.50
- *     ms against str.encode's 0.66, else str.encode (u8_mostly_ascii).
+ *   - four bytes (an emoji): str.encode too.  Alone it is slower than the
+ *     loop where the text is mostly ASCII (0.66 against 0.50 ms), but the
+ *     loop's 2 MB of UCS4 cost the encoder after it more: encode_to_numpy
+ *     on such slices (Python source with an emoji in front, cl100k / o200k,
+ *     the two ways alternating) took 0.976-0.996x / 0.963x the time.
  * The kind is read from the str's size (str.__sizeof__: a header, then
- * (length + 1) * kind bytes), against a short str of the same layout
- * made for the purpose; a str whose size says anything else (its UTF-8 kept inside it, a
- * subclass, an old-style str) is left to the sample of u8_mostly_ascii.
+ * (length + 1) * kind bytes), against a short str of the same layout made
+ * for the purpose; a str whose size says anything else (its UTF-8 kept
+ * inside it, a subclass, an old-style str) is left to the sample of
+ * u8_mostly_ascii.
  * The guess only picks the way: each gives the same bytes for any text, and
  * a Latin-1 encode or str.encode that fails (a character above U+00FF, a
  * surrogate) falls back to the loop, so a wrong guess costs time only. */
@@ -461,7 +466,7 @@ static PyObject *u8_utf8(PyObject *module, PyObject *args)
             return NULL;
         if (kind == 1 && u8_by_latin1(text, &result) != 0)
             return result; /* done, or the error */
-        if (kind == 2) {
+        if (kind == 2 || kind == 4) {
             result = PyUnicode_AsUTF8String(text);
             if (result || !PyErr_ExceptionMatches(PyExc_UnicodeEncodeError))
                 return result;
