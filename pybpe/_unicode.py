@@ -29,7 +29,9 @@ Surrogates are the other half of "which characters": fix_surrogates() is the
 one rule every byte-level path applies before text becomes UTF-8.
 """
 import functools
+import itertools
 import re
+import struct
 import unicodedata
 from array import array
 
@@ -38,9 +40,9 @@ import regex
 from . import _asciisplit, patterns
 
 try:  # optional, built beside the cffi module (csrc/pyext/utf8.c)
-    from ._utf8 import utf8 as _utf8_of
+    from ._utf8 import joined as _joined_of, utf8 as _utf8_of
 except ImportError:
-    _utf8_of = None
+    _joined_of = _utf8_of = None
 
 # The classes, in the order of their numbers in the generated tables (0 is
 # "other": none of these).  Each pattern reads the same in tiktoken's engine
@@ -120,6 +122,34 @@ def utf8(text):
         return text.encode("utf-8")
     except UnicodeEncodeError:
         return fix_surrogates(text).encode("utf-8")
+
+
+# The array type code of C's size_t (what joined's starts hold).
+_SIZE_T_CODE = next(code for code in "ILQ" if array(code).itemsize == struct.calcsize("N"))
+
+
+def joined(texts):
+    """(data, starts) for a list of str: each text's utf8() end to end in
+    the bytes `data`, and `starts`, a buffer of n + 1 native size_t (0, then
+    where each text ends), what the C encoders take for a batch.  When an
+    item is not a str, its index (an int) instead, before any text is
+    converted.  One call of pybpe._utf8 where it is built: there a text of
+    200 characters cost ~0.1 us where utf8(), the join and the sums of the
+    ends in Python cost ~0.3 (encode_ordinary_batch of 4,782 such texts).
+
+        >>> data, starts = joined(["ab", "\u00e9"])
+        >>> data, list(memoryview(starts).cast("B").cast(_SIZE_T_CODE))
+        (b'ab\xc3\xa9', [0, 2, 4])
+        >>> joined(["ab", b"cd"])
+        1
+    """
+    if _joined_of is not None:
+        return _joined_of(texts)
+    for i, text in enumerate(texts):
+        if not isinstance(text, str):
+            return i
+    encoded = [utf8(text) for text in texts]
+    return b"".join(encoded), array(_SIZE_T_CODE, [0, *itertools.accumulate(map(len, encoded))])
 
 
 def engine_version(matches_unassigned):

@@ -740,21 +740,44 @@ class Encoding:
         num_threads = _workers.checked(num_threads)
         if self._preset is None:
             return self._map(self._encode_plain, [_checked(t, i) for i, t in enumerate(texts)], num_threads)
+        num_threads = _workers.width(num_threads, len(texts))
+        size = self._cache_bytes  # read once: another thread may set piece_cache meanwhile
+        if self._compiled and (num_threads <= 1 or size):
+            # one C call per thread over the texts joined (pybpe/_unicode.py,
+            # joined), which are type-checked before any is converted
+            data, starts = self._joined(texts)
+            if num_threads <= 1:
+                return self._encode_joined(data, starts, len(texts))
+            return self._encode_shared(texts, num_threads, size=size, joined=(data, starts))
         for i, t in enumerate(texts):  # every type error before any work
             if not isinstance(t, str):
                 _checked(t, i)
-        num_threads = _workers.width(num_threads, len(texts))
         if num_threads <= 1 or not self._compiled:
             return self._encode_slice(texts)
-        size = self._cache_bytes  # read once: another thread may set piece_cache meanwhile
-        if size:
-            return self._encode_shared(texts, num_threads, size=size)
         bounds = _slice_bounds([len(t) for t in texts], num_threads)
         slices = [texts[a:b] for a, b in zip(bounds, bounds[1:])]
         parts = _workers.run(self._encode_slice, slices, num_threads)
         return [ids for part in parts for ids in part]
 
-    def _encode_shared(self, texts, num_threads, static=False, size=None):
+    @staticmethod
+    def _joined(texts):
+        # pybpe._unicode.joined(texts), or TypeError naming the first item
+        # that is not a str.
+        joined = _unicode.joined(texts)
+        if joined.__class__ is int:
+            _checked(texts[joined], joined)
+        return joined
+
+    def _encode_joined(self, data, starts, n):
+        # _encode_slice of n texts given joined (pybpe._unicode.joined).
+        caches = self._caches
+        cache = self._take_cache(caches)
+        try:
+            return self._table.encode_joined(data, starts, n, self._preset, cache)
+        finally:
+            self._give_back(cache, caches)
+
+    def _encode_shared(self, texts, num_threads, static=False, size=None, joined=None):
         # encode_ordinary_batch on num_threads threads, each making one C
         # call over the whole batch that takes runs of texts from a shared
         # cursor (pybpe/core/native/ranks.py, SharedBatch), each through a
@@ -765,12 +788,13 @@ class Encoding:
         # fixed shares the C falls back to without atomics (for tests).
         # `size`: the piece cache's bytes when the call began, which every
         # worker's cache has, whatever piece_cache is set to meanwhile.
-        utf8 = _unicode.utf8
+        # `joined`: _joined(texts), when the caller made it already.
+        data, starts = joined or self._joined(texts)
         caches, size = self._caches, size or self._cache_bytes or self._cache_sizes[0]
-        batch = self._table._shared_batch([utf8(t) for t in texts], self._preset, num_threads, static)
         n = len(texts)
+        batch = self._table._shared_batch_joined(data, starts, n, self._preset, num_threads, static)
         result, built = [None] * n, [0]
-        budget = max(1, sum(len(t) for t in texts) // _LEAD_SHARES)
+        budget = max(1, len(data) // _LEAD_SHARES)
 
         def work(worker):
             cache = self._take_cache(caches, size)

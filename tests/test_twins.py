@@ -157,3 +157,19 @@ def test_pair_count_is_the_same_table_on_both_backends(ranks):
 
 def test_compiled_says_which_side_runs_without_the_gil(ranks):
     assert ranks.COMPILED is (ranks.__name__ == "pybpe.core.native")
+
+
+def test_encode_joined_is_encode_texts_split_on_both_backends(ranks):
+    # the batch entry point that takes its texts joined (pybpe._unicode.joined,
+    # what encode_ordinary_batch passes)
+    enc = pybpe.get_encoding("gpt2", backend="python")
+    mergeable = enc.mergeable_ranks
+    table = ranks.RankTable(list(mergeable), list(mergeable.values()))
+    want = [enc.encode_ordinary(t) for t in TEXTS]
+    data, starts = _unicode.joined(TEXTS)
+    assert table.encode_joined(data, starts, len(TEXTS), ranks.PRESET_GPT2) == want
+    two = _unicode.joined(TEXTS[:2])
+    assert table.encode_joined(two[0], two[1], 2, ranks.PRESET_GPT2) == want[:2]
+    with pytest.raises(ValueError):  # the texts must be all of data
+        table.encode_joined(data, starts, 2, ranks.PRESET_GPT2)
+    assert table.encode_joined(b"", _unicode.joined([])[1], 0, ranks.PRESET_GPT2) == []

@@ -208,3 +208,77 @@ def test_long_text_with_surrogates_to_numpy(name):
     ids = get_encoding(name).encode_to_numpy(text)
     assert ids.dtype == numpy.uint32
     assert ids.tolist() == offline_tiktoken(name).encode_ordinary(text)
+
+
+# -- joined: a batch's texts in one call (encode_ordinary_batch) -------------------------------------
+
+def _starts_list(starts):
+    return list(memoryview(starts).cast("B").cast(_unicode._SIZE_T_CODE))
+
+
+class _Str(str):
+    pass
+
+
+JOINED_TEXTS = ["", "a", "æ" * 3000, "x" * 5000, "\u2014" + "y" * 2100, "\U0001F600" * 2049,
+                "a\ud800b", "\ud83d\ude00" * 1500 + "\udc00", _Str("sub"), "é" * 2047 + "\ud800"]
+
+
+def test_joined_is_each_texts_utf8_end_to_end():
+    # each text as utf8() makes it (short and long, every kind, surrogates
+    # at the thresholds), in order, with where each ends
+    data, starts = _utf8.joined(JOINED_TEXTS)
+    parts = [expected(t) for t in JOINED_TEXTS]
+    assert data == b"".join(parts)
+    ends = [0]
+    for part in parts:
+        ends.append(ends[-1] + len(part))
+    assert _starts_list(starts) == ends
+
+
+@given(texts=st.lists(st.lists(_pieces, max_size=8).map("".join), max_size=12))
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+def test_joined_matches_the_python_way(texts):
+    # the module and pybpe/_unicode.py's fallback give the same two buffers
+    data, starts = _utf8.joined(texts)
+    module, _unicode._joined_of = _unicode._joined_of, None
+    try:
+        want_data, want_starts = _unicode.joined(texts)
+    finally:
+        _unicode._joined_of = module
+    assert data == want_data == b"".join(expected(t) for t in texts)
+    assert _starts_list(starts) == _starts_list(want_starts)
+
+
+@pytest.mark.parametrize("texts, index", [([1], 0), (["a", b"b"], 1), (["a", "b", None, 3], 2)])
+def test_joined_names_the_first_item_that_is_no_str(texts, index):
+    assert _utf8.joined(texts) == index
+    assert _utf8.joined(tuple(texts)) == index
+
+
+def test_joined_of_nothing_and_its_argument_checks():
+    data, starts = _utf8.joined([])
+    assert data == b"" and _starts_list(starts) == [0]
+    with pytest.raises(TypeError):
+        _utf8.joined(5)
+
+
+def test_the_fallback_joins_the_same(monkeypatch):
+    # pybpe._unicode.joined without the module (PYBPE_NO_EXTENSION's way)
+    want = _utf8.joined(JOINED_TEXTS)
+    monkeypatch.setattr(_unicode, "_joined_of", None)
+    data, starts = _unicode.joined(JOINED_TEXTS)
+    assert data == want[0] and _starts_list(starts) == _starts_list(want[1])
+    assert _unicode.joined(["a", 2]) == 1
+
+
+def test_batches_through_joined_equal_one_text_at_a_time():
+    enc = get_encoding("cl100k_base", backend="c")
+    want = [enc.encode_ordinary(t) for t in JOINED_TEXTS]
+    for threads in (1, 2):
+        assert enc.encode_ordinary_batch(JOINED_TEXTS, num_threads=threads) == want
+        assert enc.encode_ordinary_batch(tuple(JOINED_TEXTS), num_threads=threads) == want
+    for bad in (["a", b"b"], ["a", 3, None]):
+        for threads in (1, 2):
+            with pytest.raises(TypeError, match=r"text\[1\] must be a str"):
+                enc.encode_ordinary_batch(bad, num_threads=threads)

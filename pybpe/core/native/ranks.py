@@ -514,9 +514,18 @@ class RankTable:
         GIL; the lists are made by _id_lists.  `cache`: as for encode_utf8."""
         if not encoded:
             return []
-        data = b"".join(encoded)
-        n = len(encoded)
-        text_ends = ffi.new("size_t[]", list(accumulate(map(len, encoded))))
+        return self.encode_joined(b"".join(encoded), _starts(encoded), len(encoded), preset, cache)
+
+    def encode_joined(self, data, starts, n, preset, cache=None):
+        """encode_texts_split of n texts given joined: their UTF-8 end to end
+        in `data`, and `starts`, a buffer of n + 1 native size_t (0, then
+        where each text ends), as pybpe._unicode.joined makes them; the
+        texts are all of `data` (ValueError otherwise)."""
+        if not n:
+            return []
+        if memoryview(starts).nbytes < (n + 1) * ffi.sizeof("size_t"):
+            raise ValueError("encode_joined: starts holds fewer than n + 1 ends")
+        text_ends = ffi.from_buffer("size_t[]", starts) + 1
         out = _new_uninit("uint32_t[]", max(1, len(data)))
         out_ends = _new_uninit("size_t[]", n)
         if cache is None:
@@ -532,7 +541,11 @@ class RankTable:
         """A SharedBatch of UTF-8 texts (bytes) for n_workers threads, cut by
         the C scanner `preset`; `static`: the fixed shares (worker w takes
         runs w, w + n_workers, ...) even where the C has atomics."""
-        return SharedBatch(self, encoded, preset, n_workers, static)
+        return SharedBatch(self, b"".join(encoded), _starts(encoded), len(encoded), preset, n_workers, static)
+
+    def _shared_batch_joined(self, data, starts, n, preset, n_workers, static=False):
+        """_shared_batch of n texts given joined (see encode_joined)."""
+        return SharedBatch(self, data, starts, n, preset, n_workers, static)
 
     def encode_to_buffer(self, data, preset, itemsize=4, cache=None):
         """IDs of UTF-8 `data` (one text) as an array of 4- or 2-byte
@@ -564,6 +577,16 @@ class RankTable:
         return ffi.unpack(out, n_out[0])
 
 
+# The array type code of C's size_t.
+_SIZE_T_CODE = next(code for code in "ILQ" if array(code).itemsize == ffi.sizeof("size_t"))
+
+
+def _starts(encoded):
+    """The starts buffer of encode_joined for a list of bytes: 0, then where
+    each ends once they are joined."""
+    return array(_SIZE_T_CODE, [0, *accumulate(map(len, encoded))])
+
+
 class SharedBatch:
     """One batch of UTF-8 texts encoded by several threads at once, each
     making one C call (bpe_ranks_encode_shared, csrc/ranks.c) that takes
@@ -581,13 +604,14 @@ class SharedBatch:
         [[31373], [], [6894]]
     """
 
-    def __init__(self, table, encoded, preset, n_workers, static=False):
+    def __init__(self, table, data, starts, n, preset, n_workers, static=False):
+        # data, starts, n: the texts joined (RankTable.encode_joined).
         self._table, self._preset = table, preset
-        self._data = data = b"".join(encoded)
-        self.n = n = len(encoded)
+        self._data, self._starts_buffer = data, starts  # kept alive for the views below
+        self.n = n
         self._text = ffi.from_buffer(data)
         # starts[i]: where text i starts, in the text and in out alike.
-        self._starts = ffi.new("size_t[]", [0, *accumulate(map(len, encoded))])
+        self._starts = ffi.from_buffer("size_t[]", starts)
         self._text_ends = self._starts + 1
         self._out = _new_uninit("uint32_t[]", max(1, len(data)))
         self._ends = _new_uninit("size_t[]", max(1, n))

@@ -220,6 +220,18 @@ class RankTable:
         texts (the C twin: one C call without the GIL)."""
         return [self.encode_text(data.decode("utf-8"), preset) for data in encoded]
 
+    def encode_joined(self, data, starts, n, preset, cache=None):
+        """encode_texts_split of n texts given joined: their UTF-8 end to end
+        in `data`, and `starts`, a buffer of n + 1 native size_t (0, then
+        where each text ends), as pybpe._unicode.joined makes them; the
+        texts are all of `data` (ValueError otherwise, as the C twin)."""
+        if not n:
+            return []
+        at = memoryview(starts).cast("B").cast("N")
+        if len(at) <= n or at[n] != len(data) or any(at[i] > at[i + 1] for i in range(n)):
+            raise ValueError("encoding: invalid input")
+        return self.encode_texts_split([data[at[i]:at[i + 1]] for i in range(n)], preset, cache)
+
     def encode_text_into(self, data, preset, out, cache=None):
         """Encodes UTF-8 `data` (one text) into `out`, a writable buffer of
         at least len(data) uint32 items (a text never has more IDs than
