@@ -89,6 +89,67 @@ def _checked(text, index):
     return _fix_surrogates(text)
 
 
+# encode_batch checks a batch for disallowed special tokens this many
+# characters of texts at a time (_check_batch).
+_CHECK_GROUP_CHARS = 1 << 22
+
+
+def _check_batch(texts, disallowed):
+    """tiktoken's check for `disallowed` special tokens (a frozenset) over a
+    batch: ValueError for the first text holding one (as it is, before its
+    surrogates are fixed: tiktoken's encode_batch), TypeError for the first
+    item that is not a str, whichever comes first.
+
+    The texts are checked a group (~4 M characters) at a time, joined by NUL,
+    which no special token holds, so no token spans two of them: one pass of
+    check_disallowed's filters per group, where a surrogate fix and a regex
+    search per text held the GIL before any thread could start.  cl100k, ~1
+    MB of unseen Shakespeare a batch, the two ways in alternating processes:
+    4,782 texts of 200 characters 10.3 -> 8.8 ms on one thread, 7.4 -> 6.0 on
+    two; 96 of 10,000 characters 6.5 -> 6.2 and 4.2 -> 3.9.  A group with a
+    token in it, or with an item that is not a str, is checked again text by
+    text, which raises the error.
+    """
+    search = special_regex(disallowed).search
+
+    def one_by_one(first, group):
+        for i, t in enumerate(group, first):
+            if not isinstance(t, str):
+                _checked(t, i)  # the TypeError
+            match = search(t)
+            if match:
+                raise_disallowed(match.group())
+
+    if any("\0" in token for token in disallowed):
+        one_by_one(0, texts)
+        return
+    try:
+        one_group = sum(map(len, texts)) < _CHECK_GROUP_CHARS
+    except TypeError:
+        one_group = False  # an item without a length: the groups below find it
+    bounds = [0, len(texts)] if one_group else _check_groups(texts)
+    for start, stop in zip(bounds, bounds[1:]):
+        group = texts[start:stop]
+        try:
+            check_disallowed("\0".join(group), disallowed)
+        except (TypeError, ValueError):
+            one_by_one(start, group)
+
+
+def _check_groups(texts):
+    # Where _check_batch's groups of texts start and end: each ends at the
+    # first text that brings it to _CHECK_GROUP_CHARS characters.
+    bounds, size = [0], 0
+    for stop, t in enumerate(texts, 1):
+        size += len(t) if t.__class__ is str else 0
+        if size >= _CHECK_GROUP_CHARS:
+            bounds.append(stop)
+            size = 0
+    if bounds[-1] != len(texts):
+        bounds.append(len(texts))
+    return bounds
+
+
 def _texts(texts):
     """A batch of texts as a list; TypeError for a single str or bytes (it
     is not a list of str: its characters would be the texts)."""
@@ -892,11 +953,7 @@ class Encoding:
         texts = _texts(text)
         if not allowed:
             if disallowed:
-                search = special_regex(disallowed).search
-                for i, t in enumerate(texts):
-                    match = search(_checked(t, i))
-                    if match:
-                        raise_disallowed(match.group())
+                _check_batch(texts, disallowed)
             return self.encode_ordinary_batch(texts, num_threads=num_threads)
         encoder = functools.partial(self.encode, allowed_special=allowed_special,
                                     disallowed_special=disallowed_special)

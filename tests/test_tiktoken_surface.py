@@ -581,3 +581,72 @@ def test_disallowed_special_none_checks_nothing_as_in_tiktoken(backend):
     assert tok.encode(text, disallowed_special=None) == tok.encode(text, disallowed_special=())
     with pytest.raises(TypeError):
         enc.encode(text, allowed_special=None)
+
+
+# -- encode_batch's check for disallowed special tokens, a group of texts at a time -----------------
+
+def _one_text_at_a_time(enc, texts):
+    # the check as tiktoken's encode_batch makes it: each text, in order, as
+    # it is (before its surrogates are fixed), searched
+    import pybpe.encoding as encoding
+    search = encoding.special_regex(frozenset(enc.special_tokens_set)).search
+    for i, t in enumerate(texts):
+        match = search(encoding._checked(t, i) and t)
+        if match:
+            encoding.raise_disallowed(match.group())
+
+
+def _outcome(fn):
+    try:
+        return "ok", fn()
+    except (TypeError, ValueError) as exc:
+        return type(exc).__name__, str(exc)
+
+
+_BATCH_ATOMS = ["<|endoftext|>", "<|endof", "text|>", "<|fim_prefix|>", "<|", "|>", "\x00", "hello ", "\u00e9",
+                "\ud800", "\ud83d\ude00", 3, b"<|endoftext|>", None]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.lists(st.one_of(st.lists(st.sampled_from(_BATCH_ATOMS[:11]), max_size=5).map("".join),
+                          st.sampled_from(_BATCH_ATOMS[11:])), max_size=8),
+       st.sampled_from([1 << 22, 1, 7]))
+def test_encode_batch_checks_as_one_text_at_a_time(texts, group_chars):
+    # the same error (type and message) for the same first offending item,
+    # or the same IDs, whatever the groups the texts are checked in
+    import pybpe.encoding as encoding
+    enc = get_encoding("cl100k_base", backend="c")
+    saved, encoding._CHECK_GROUP_CHARS = encoding._CHECK_GROUP_CHARS, group_chars
+    try:
+        got = _outcome(lambda: enc.encode_batch(texts))
+    finally:
+        encoding._CHECK_GROUP_CHARS = saved
+    want = _outcome(lambda: _one_text_at_a_time(enc, texts))
+    if want[0] == "ok":
+        want = _outcome(lambda: enc.encode_ordinary_batch(texts))
+    assert got == want
+
+
+def test_encode_batch_checks_texts_as_they_are():
+    # tiktoken checks a text before its surrogates are fixed: "x\ud800!" does
+    # not hold the special token "\ufffd!" there, though its IDs are those of
+    # "x\ufffd!" (encode and encode_batch alike); a token holding NUL, the
+    # character the groups are joined by, is still found, and not across texts
+    enc = pybpe.Encoding("custom", pat_str=get_encoding("gpt2").pat_str,
+                         mergeable_ranks=get_encoding("gpt2").mergeable_ranks,
+                         special_tokens={"\ufffd!": 50257, "a\x00b": 50258})
+    assert enc.encode_batch(["ok", "x\ud800!"]) == [enc.encode("ok"), enc.encode("x\ud800!")]
+    assert enc.encode("x\ud800!") == enc.encode_ordinary("x\ufffd!")
+    with pytest.raises(ValueError, match="disallowed special token"):
+        enc.encode_batch(["ok", "x\ufffd!"])
+    with pytest.raises(ValueError, match="disallowed special token"):
+        enc.encode_batch(["ok", "xa\x00b"])
+    assert enc.encode_batch(["a\x00", "b"]) == [enc.encode_ordinary("a\x00"), enc.encode_ordinary("b")]
+    try:
+        import tiktoken
+    except ImportError:  # the outside reference, where it is installed
+        return
+    else:
+        theirs = tiktoken.Encoding("custom", pat_str=enc.pat_str, mergeable_ranks=enc.mergeable_ranks,
+                                   special_tokens=enc.special_tokens)
+        assert theirs.encode_batch(["ok", "x\ud800!"]) == enc.encode_batch(["ok", "x\ud800!"])
