@@ -133,9 +133,9 @@ def joined(texts):
     the bytes `data`, and `starts`, a buffer of n + 1 native size_t (0, then
     where each text ends), what the C encoders take for a batch.  When an
     item is not a str, its index (an int) instead, before any text is
-    converted.  One call of pybpe._utf8 where it is built: there a text of
-    200 characters cost ~0.1 us where utf8(), the join and the sums of the
-    ends in Python cost ~0.3 (encode_ordinary_batch of 4,782 such texts).
+    converted.  One call of pybpe._utf8 where it is built: 4,782 texts of
+    200 characters of Shakespeare took ~0.04 us a text there, against ~0.25
+    for the type check, utf8(), the join and the ends summed in Python.
 
         >>> data, starts = joined(["ab", "\u00e9"])
         >>> data, list(memoryview(starts).cast("B").cast(_SIZE_T_CODE))

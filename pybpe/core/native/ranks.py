@@ -14,6 +14,7 @@ from array import array
 from itertools import accumulate
 
 from ..._bpe_c import ffi, lib
+from ..._unicode import _SIZE_T_CODE
 from ...errors import byte_without_token, raise_for_status
 
 try:  # optional, built beside the cffi module (csrc/pyext/pylists.c)
@@ -575,10 +576,6 @@ class RankTable:
                                       1 if in_chars else 0, out, n_out)
         self._check_encode(status)
         return ffi.unpack(out, n_out[0])
-
-
-# The array type code of C's size_t.
-_SIZE_T_CODE = next(code for code in "ILQ" if array(code).itemsize == ffi.sizeof("size_t"))
 
 
 def _starts(encoded):
