@@ -152,3 +152,28 @@ def test_pybpe_c_batch(benchmark, corpus, name, threads):
     benchmark.pedantic(enc.encode_ordinary_batch, setup=lambda: ((next(rounds),), {"num_threads": threads}),
                        rounds=5, iterations=1, warmup_rounds=0)
     benchmark.extra_info["MB_per_second"] = round(benchmark.extra_info["bytes"] / benchmark.stats.stats.median / 1e6, 2)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("name", NAMES)
+def test_pybpe_c_batch_numpy(benchmark, corpus, name, threads):
+    """encode_batch_to_numpy of the same documents as test_pybpe_c_batch: the
+    batch as one uint32 array and its offsets, no list per document (so no
+    Python int per ID, and nothing but the texts' UTF-8 holds the GIL)."""
+    if "c" not in backends.available():
+        pytest.skip("the C backend is not built")
+    numpy = pytest.importorskip("numpy")
+    enc = _fresh(name, "c")
+    sixth = len(corpus) // 6
+    groups = [_documents(corpus[k * sixth:(k + 1) * sixth]) for k in range(6)]
+    ids, offsets = enc.encode_batch_to_numpy(groups[0], num_threads=threads, disallowed_special=())
+    assert numpy.split(ids, offsets[1:-1])[0].tolist() == _reference(name, groups[0][0])
+    assert ids.tolist() == [i for d in groups[0] for i in _reference(name, d)]
+    rounds = iter(groups[1:])
+    benchmark.group = "encode_ordinary_batch " + name
+    benchmark.extra_info["implementation"] = "pybpe-c numpy %d threads" % threads
+    benchmark.extra_info["bytes"] = len(corpus[sixth:6 * sixth].encode("utf-8")) // 5
+    benchmark.pedantic(enc.encode_batch_to_numpy,
+                       setup=lambda: ((next(rounds),), {"num_threads": threads, "disallowed_special": ()}),
+                       rounds=5, iterations=1, warmup_rounds=0)
+    benchmark.extra_info["MB_per_second"] = round(benchmark.extra_info["bytes"] / benchmark.stats.stats.median / 1e6, 2)

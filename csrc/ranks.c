@@ -503,3 +503,24 @@ size_t bpe_batch_ready(const bpe_batch_share *share, const size_t *out_ends, siz
 #endif
     return first;
 }
+
+int bpe_batch_compact(uint32_t *out, const size_t *text_starts, const size_t *out_ends,
+                      size_t n_texts, int64_t *offsets)
+{
+    size_t i, at = 0;
+    if (!offsets || (n_texts && (!out || !text_starts || !out_ends)))
+        return BPE_EINVAL;
+    for (i = 0; i < n_texts; i++) /* checked first: nothing moves on bad input */
+        if (out_ends[i] < text_starts[i] || (i + 1 < n_texts && out_ends[i] > text_starts[i + 1]))
+            return BPE_EINVAL;
+    for (i = 0; i < n_texts; i++) {
+        size_t count = out_ends[i] - text_starts[i];
+        /* at <= text_starts[i], so the move goes down (or nowhere) */
+        if (count && at != text_starts[i])
+            memmove(out + at, out + text_starts[i], count * sizeof *out);
+        offsets[i] = (int64_t)at;
+        at += count;
+    }
+    offsets[n_texts] = (int64_t)at;
+    return BPE_OK;
+}

@@ -373,6 +373,17 @@ int bpe_ranks_encode_shared(const bpe_ranks *ranks, bpe_piece_cache *cache, int 
  * seen by the calling thread: what it may read of out and out_ends.  Without
  * atomics: `first` (read only after every worker has returned). */
 size_t bpe_batch_ready(const bpe_batch_share *share, const size_t *out_ends, size_t first);
+
+/* Once every worker has returned: moves each text's IDs down so that all
+ * of them lie end to end from out[0], text after text, and sets
+ * offsets[i] (n_texts + 1 entries) to where text i's IDs now start and
+ * offsets[n_texts] to their number.  text_starts[i]: where text i starts
+ * (n_texts entries, ascending), out_ends as the workers left it.  For a
+ * batch's arrays without a list per text (Encoding.encode_batch_to_numpy).
+ * BPE_OK, or BPE_EINVAL (nothing moved) for a NULL pointer, or an end
+ * before its text's start or after the next text's start. */
+int bpe_batch_compact(uint32_t *out, const size_t *text_starts, const size_t *out_ends,
+                      size_t n_texts, int64_t *offsets);
 /* cffi-end */
 
 #endif /* PYBPE_TEXT_H */

@@ -17,6 +17,7 @@ users call (_encode_bytes, _encode_single_piece, _encode_only_native_bpe).
 """
 import bisect
 import functools
+import itertools
 import operator
 from array import array
 import regex
@@ -156,6 +157,27 @@ def _texts(texts):
     if isinstance(texts, (str, bytes)):
         raise TypeError("a batch must be a list of str, not a single %s (wrap it: [text])" % type(texts).__name__)
     return list(texts)
+
+
+def _numpy(method):
+    """The numpy module, imported late: pybpe does not require it, only the
+    methods that return arrays do."""
+    try:
+        import numpy
+    except ImportError:
+        raise ImportError("%s needs NumPy, which pybpe itself does not require; install numpy, "
+                          "or use the method that returns lists" % method) from None
+    return numpy
+
+
+def _flat(rows, numpy):
+    """ID lists as encode_batch_to_numpy's two arrays (the way without a
+    shared C batch)."""
+    offsets = numpy.zeros(len(rows) + 1, dtype=numpy.int64)
+    if rows:
+        numpy.cumsum([len(r) for r in rows], out=offsets[1:])
+    ids = numpy.fromiter(itertools.chain.from_iterable(rows), dtype=numpy.uint32, count=int(offsets[-1]))
+    return ids, offsets
 
 
 # Bytes that make a token "all space" when encode_with_unstable and
@@ -563,11 +585,7 @@ class Encoding:
             array([24912,  2375], dtype=uint32)
         """
         allowed = self._checked_allowed(text, allowed_special, disallowed_special)
-        try:
-            import numpy  # late: NumPy is optional, needed by this method only
-        except ImportError:
-            raise ImportError("Encoding.encode_to_numpy needs NumPy, which pybpe itself does not require; "
-                              "install numpy, or use encode()") from None
+        numpy = _numpy("Encoding.encode_to_numpy")
         if self._preset is None:
             return numpy.array(self.encode(text, allowed_special=allowed, disallowed_special=()),
                                dtype=numpy.uint32)
@@ -850,12 +868,10 @@ class Encoding:
         # `size`: the piece cache's bytes when the call began, which every
         # worker's cache has, whatever piece_cache is set to meanwhile.
         # `joined`: _joined(texts), when the caller made it already.
-        data, starts = joined or self._joined(texts)
-        caches, size = self._caches, size or self._cache_bytes or self._cache_sizes[0]
+        batch, caches, size = self._shared_batch(texts, num_threads, static, size, joined)
         n = len(texts)
-        batch = self._table._shared_batch_joined(data, starts, n, self._preset, num_threads, static)
         result, built = [None] * n, [0]
-        budget = max(1, len(data) // _LEAD_SHARES)
+        budget = max(1, batch.n_bytes // _LEAD_SHARES)
 
         def work(worker):
             cache = self._take_cache(caches, size)
@@ -878,6 +894,29 @@ class Encoding:
         if built[0] < n:
             result[built[0]:] = batch.lists(built[0], n)
         return result
+
+    def _shared_batch(self, texts, num_threads, static, size, joined):
+        # The SharedBatch of texts for num_threads workers, the pool of piece
+        # caches they take theirs from, and the caches' size (_encode_shared
+        # says what the arguments are).
+        data, starts = joined or self._joined(texts)
+        batch = self._table._shared_batch_joined(data, starts, len(texts), self._preset, num_threads, static)
+        return batch, self._caches, size or self._cache_bytes or self._cache_sizes[0]
+
+    def _encode_shared_arrays(self, texts, num_threads, numpy, size=None, joined=None):
+        # encode_batch_to_numpy's way: _encode_shared's workers, with no list
+        # to build, then the texts' IDs closed up in C (SharedBatch.arrays).
+        batch, caches, size = self._shared_batch(texts, num_threads, False, size, joined)
+
+        def work(worker):
+            cache = self._take_cache(caches, size)
+            try:
+                batch.work(worker, cache)
+            finally:
+                self._give_back(cache, caches)
+
+        _workers.run(work, range(num_threads), num_threads)
+        return batch.arrays(numpy)
 
     def _encode_slice(self, texts):
         # One C call for many texts (str), one ID list per text, through the
@@ -922,6 +961,41 @@ class Encoding:
         pad = self.pad_id if self.pad_id is not None else self.eos_id
         return _batch.shape(rows, bos_id=self.bos_id, eos_id=self.eos_id, default_pad_id=pad,
                             check_id=self._check_token, **options)
+
+    def encode_batch_to_numpy(self, text, *, num_threads=8, allowed_special=frozenset(),
+                              disallowed_special=_ALL):
+        """encode_batch, as two NumPy arrays (NumPy is imported here only):
+        every text's IDs end to end (uint32), and len(text) + 1 offsets
+        (int64), so that text i's IDs are ids[offsets[i]:offsets[i + 1]]
+        (numpy.split(ids, offsets[1:-1]) gives one array per text).  The
+        same IDs as encode_batch, and the same errors.
+
+        With a C scanner (the gpt2, cl100k and o200k patterns on the C
+        backend) and no special token allowed, the threads of
+        encode_ordinary_batch write into one C array, which is closed up
+        and copied once: no Python int and no list is made, so none of the
+        work holds the GIL but the texts' UTF-8 and the check for
+        disallowed special tokens.  Otherwise the lists of encode_batch are
+        made first.
+
+            >>> from pybpe import get_encoding
+            >>> ids, offsets = get_encoding("gpt2").encode_batch_to_numpy(["hello world", "hi"])
+            >>> ids, offsets
+            (array([31373,   995,  5303], dtype=uint32), array([0, 2, 3]))
+        """
+        numpy = _numpy("Encoding.encode_batch_to_numpy")
+        texts = _texts(text)
+        num_threads = _workers.checked(num_threads)
+        allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
+        size = self._cache_bytes  # read once, as encode_ordinary_batch does
+        if (not any(t in self._special_tokens for t in allowed) and texts and self._preset is not None
+                and self._compiled and size):
+            if disallowed:
+                _check_batch(texts, disallowed)
+            joined = self._joined(texts)
+            width = max(1, _workers.width(num_threads, len(texts)))
+            return self._encode_shared_arrays(texts, width, numpy, size=size, joined=joined)
+        return _flat(self._encode_batch(texts, num_threads, allowed_special, disallowed_special), numpy)
 
     def _check_token(self, token, what):
         if token not in self._decoder:

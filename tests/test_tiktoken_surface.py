@@ -479,13 +479,15 @@ def test_numpy_stays_optional(tmp_path):
         "import sys, pybpe\n"
         "enc = pybpe.get_encoding('gpt2')\n"
         "print(enc.encode('hello world'))\n"
-        "try:\n"
-        "    enc.encode_to_numpy('hello')\n"
-        "except ImportError as exc:\n"
-        "    print(exc)\n", str(tmp_path))
+        "for call in (lambda: enc.encode_to_numpy('hello'), lambda: enc.encode_batch_to_numpy(['hello'])):\n"
+        "    try:\n"
+        "        call()\n"
+        "    except ImportError as exc:\n"
+        "        print(exc)\n", str(tmp_path))
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert lines[0] == "[31373, 995]" and "encode_to_numpy needs NumPy" in lines[1]
+    assert "encode_batch_to_numpy needs NumPy" in lines[2]
 
 
 # -- pybpe.tiktoken_compat: `import tiktoken` answered by pybpe ---------------------------

@@ -36,7 +36,9 @@ of its own, so no row is timed on a slice another row has already encoded.  The 
      text re-encoded.  An encoder whose timed call takes over --long-limit
      seconds is not run again ("1 run").
   4. batch of 10 KB documents: pybpe's encode_ordinary_batch on 1 and 2
-     threads, interleaved, fresh slices, with a machine control
+     threads, and (with NumPy) encode_batch_to_numpy, the same batch as
+     arrays without a list per document, interleaved, fresh slices, with a
+     machine control
      (hashlib.sha256 on 2 threads, which releases the GIL) giving the
      speed-up the machine itself allowed at that moment.
 
@@ -73,6 +75,7 @@ The machine this runs on may be shared: compare figures within one run.
 import argparse
 import glob
 import hashlib
+import importlib.util
 import os
 import random
 import statistics
@@ -514,22 +517,39 @@ def docs_of(text, size=10_000):
 
 
 def run_batch(enc, texts, warm):
-    """Medians (1 thread, 2 threads) of encode_ordinary_batch over 10 KB
-    documents of fresh slices; each width has an Encoding of its own (see
-    fresh), warmed on `warm`."""
-    encs = {1: fresh(enc), 2: fresh(enc)}
+    """Medians of encode_ordinary_batch over 10 KB documents of fresh slices
+    on 1 and 2 threads, and of encode_batch_to_numpy on 1 and 2 (None
+    without NumPy); each has an Encoding of its own (see fresh), warmed on
+    `warm`."""
+    ways = [("lists", 1), ("lists", 2)]
+    if importlib.util.find_spec("numpy") is not None:
+        ways += [("arrays", 1), ("arrays", 2)]
+    encs = {way: fresh(enc) for way in ways}
     ref = [enc.encode_ordinary(d) for d in docs_of(warm)]
-    for threads, e in encs.items():
-        assert e.encode_ordinary_batch(docs_of(warm), num_threads=threads) == ref
-    one, two = [], []
+
+    def call(way, docs):
+        e, threads = encs[way], way[1]
+        if way[0] == "lists":
+            return e.encode_ordinary_batch(docs, num_threads=threads)
+        return e.encode_batch_to_numpy(docs, num_threads=threads, disallowed_special=())
+
+    for way in ways:
+        got = call(way, docs_of(warm))
+        if way[0] == "arrays":
+            ids, offsets = got
+            got = [ids[a:b].tolist() for a, b in zip(offsets, offsets[1:])]
+        assert got == ref
+    times = {way: [] for way in ways}
     for text in texts:
         docs = docs_of(text)
-        for threads, out in ((1, one), (2, two)):
+        for way in ways:
             t = time.perf_counter()
-            result = encs[threads].encode_ordinary_batch(docs, num_threads=threads)
-            out.append(time.perf_counter() - t)
+            result = call(way, docs)
+            times[way].append(time.perf_counter() - t)
             del result
-    return statistics.median(one), statistics.median(two)
+    medians = [statistics.median(times[way]) if way in times else None
+               for way in (("lists", 1), ("lists", 2), ("arrays", 1), ("arrays", 2))]
+    return medians
 
 
 def control(rounds):
@@ -636,9 +656,9 @@ def main():
                 print("done: long pieces", name, file=sys.stderr)
             if not args.skip_batch and "prose" in corpora:
                 cut = corpora["prose"]
-                one, two = run_batch(get_encoding(name, backend="c"), cut[:-1], cut[-1])
+                times = run_batch(get_encoding(name, backend="c"), cut[:-1], cut[-1])
                 mb = statistics.mean(len(t.encode("utf-8")) for t in cut[:-1]) / 1e6
-                batch_rows.append((name, mb / one, mb / two, one / two))
+                batch_rows.append((name, [None if t is None else mb / t for t in times]))
     print("# Encoding speed, %s\n" % started)
     print("Slices of %.2f MB, %d timed rounds (medians), one fresh slice per round after a warm-up on "
           "another; IDs identical to pybpe C's on every timed call unless marked. Python %s; load "
@@ -655,11 +675,15 @@ def main():
         print("\nThe same, seen text (one variant, re-encoded each round after a warm call on it):\n")
         print(long_table(long_seen))
     if batch_rows:
-        print("\n## 4. pybpe C encode_ordinary_batch, prose slices cut into ~10 KB documents\n")
-        print("| encoding | 1 thread MB/s | 2 threads MB/s | 2T / 1T |")
-        print("|---|---:|---:|---:|")
-        for name, one, two, ratio in batch_rows:
-            print("| %s | %.1f | %.1f | %.2fx |" % (name, one, two, ratio))
+        print("\n## 4. pybpe C batches, prose slices cut into ~10 KB documents: lists "
+              "(encode_ordinary_batch) and arrays (encode_batch_to_numpy)\n")
+        print("| encoding | lists, 1 thread MB/s | lists, 2 threads MB/s | lists 2T / 1T "
+              "| arrays, 1 thread MB/s | arrays, 2 threads MB/s | arrays 2T / 1T |")
+        print("|---|---:|---:|---:|---:|---:|---:|")
+        for name, (one, two, one_arr, two_arr) in batch_rows:
+            arrays = ("| %.1f | %.1f | %.2fx |" % (one_arr, two_arr, two_arr / one_arr)
+                      if one_arr is not None else "| - | - | - |")
+            print("| %s | %.1f | %.1f | %.2fx %s" % (name, one, two, two / one, arrays))
         print("\nMachine control: hashlib.sha256 on 2 threads ran %.2fx one thread's throughput."
               % control(args.rounds))
 

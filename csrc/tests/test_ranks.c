@@ -360,8 +360,9 @@ static int shared_run(const bpe_ranks *t, const unsigned char *text, size_t text
 /* A batch shared by workers (bpe_ranks_encode_shared): every text's IDs at
  * its own offset, equal to the plain batch call's, for 1-3 workers, the
  * cursor and the fixed shares, whole calls and one-byte budgets; texts
- * empty, short and longer than a run.  Then the argument checks, and an
- * error that stops the other workers. */
+ * empty, short and longer than a run, and closed up end to end
+ * (bpe_batch_compact) as the plain call has them.  Then the argument
+ * checks, and an error that stops the other workers. */
 static void test_shared_batch(const bpe_ranks *t)
 {
     enum { N = 40 };
@@ -394,6 +395,17 @@ static void test_shared_batch(const bpe_ranks *t)
                     size_t start = i ? text_ends[i - 1] : 0, n = want_ends[i] - (i ? want_ends[i - 1] : 0);
                     CHECK(out_ends[i] == start + n);
                     CHECK(memcmp(out + start, want + (i ? want_ends[i - 1] : 0), n * sizeof *out) == 0);
+                }
+                {   /* closed up: every ID end to end, as one call makes them */
+                    size_t starts[N];
+                    int64_t offsets[N + 1];
+                    for (i = 0; i < N; i++)
+                        starts[i] = i ? text_ends[i - 1] : 0;
+                    CHECK(bpe_batch_compact(out, starts, out_ends, N, offsets) == BPE_OK);
+                    CHECK(offsets[0] == 0 && (size_t)offsets[N] == want_ends[N - 1]);
+                    for (i = 0; i < N; i++)
+                        CHECK((size_t)offsets[i + 1] == want_ends[i]);
+                    CHECK(memcmp(out, want, want_ends[N - 1] * sizeof *out) == 0);
                 }
             }
     {

@@ -605,7 +605,7 @@ class SharedBatch:
         # data, starts, n: the texts joined (RankTable.encode_joined).
         self._table, self._preset = table, preset
         self._data, self._starts_buffer = data, starts  # kept alive for the views below
-        self.n = n
+        self.n, self.n_bytes = n, len(data)
         self._text = ffi.from_buffer(data)
         # starts[i]: where text i starts, in the text and in out alike.
         self._starts = ffi.from_buffer("size_t[]", starts)
@@ -634,6 +634,20 @@ class SharedBatch:
         all are), as far as this thread may tell; after every work() call
         has returned, n."""
         return lib.bpe_batch_ready(self._share, self._ends, first)
+
+    def arrays(self, numpy):
+        """Once every work() call has returned: all texts' IDs as one NumPy
+        uint32 array, end to end, and an int64 array of n + 1 offsets (text
+        i's IDs are ids[offsets[i]:offsets[i + 1]]), both made by C
+        (bpe_batch_compact closes the gaps between the texts' regions of the
+        output) without a Python int per ID.  `numpy`: the module."""
+        offsets = numpy.empty(self.n + 1, dtype=numpy.int64)
+        _check(lib.bpe_batch_compact(self._out, self._starts, self._ends, self.n,
+                                     ffi.from_buffer("int64_t[]", offsets)),
+               "closing up a shared batch")
+        total = int(offsets[-1])
+        ids = numpy.frombuffer(ffi.buffer(self._out, 4 * total), numpy.uint32).copy()
+        return ids, offsets
 
     def lists(self, first, stop):
         """The ID lists of texts first .. stop - 1, all done (see ready)."""
