@@ -177,3 +177,29 @@ def test_pybpe_c_batch_numpy(benchmark, corpus, name, threads):
                        setup=lambda: ((next(rounds),), {"num_threads": threads, "disallowed_special": ()}),
                        rounds=5, iterations=1, warmup_rounds=0)
     benchmark.extra_info["MB_per_second"] = round(benchmark.extra_info["bytes"] / benchmark.stats.stats.median / 1e6, 2)
+
+
+@pytest.mark.parametrize("separator", [None, "\n\n"])
+def test_pybpe_encode_file(benchmark, corpus, tmp_path, separator):
+    """encode_file of Shakespeare (gpt2, C backend when built) as one
+    document and as 66,818 documents split at blank lines (~140 bytes
+    each), which take many documents per C call (pybpe/_encode_file.py,
+    write_ids); the file's IDs are checked against encode_ordinary of each
+    document with the eot after it."""
+    from array import array
+    src, out = tmp_path / "in.txt", tmp_path / "out.bin"
+    src.write_bytes(corpus.encode("utf-8"))
+    enc = _fresh("gpt2", backends.available()[0])
+    docs = [corpus] if separator is None else corpus.split(separator)
+    enc.encode_file(src, out, document_separator=separator)
+    ids = array("H")
+    ids.frombytes(out.read_bytes())
+    reference = _fresh("gpt2", backends.available()[0], piece_cache=0)  # one table for all documents
+    assert ids.tolist() == [i for d in docs for i in reference.encode_ordinary(d) + [enc.eot_token]]
+    benchmark.group = "encode_file gpt2"
+    benchmark.extra_info["implementation"] = "pybpe %s, %s" % (enc.backend, "one document" if separator is None
+                                                                else "documents at blank lines")
+    benchmark.extra_info["bytes"] = len(corpus.encode("utf-8"))
+    benchmark.pedantic(enc.encode_file, args=(src, out), kwargs={"document_separator": separator},
+                       rounds=5, iterations=1, warmup_rounds=0)
+    benchmark.extra_info["MB_per_second"] = round(benchmark.extra_info["bytes"] / benchmark.stats.stats.median / 1e6, 2)

@@ -1084,7 +1084,21 @@ class Encoding:
         """
         return _encode_file(self, self._encode_array, path, out_path,
                             document_separator=document_separator, dtype=dtype,
-                            append_eot=append_eot, progress=progress, chunk_size=chunk_size)
+                            append_eot=append_eot, progress=progress, chunk_size=chunk_size,
+                            encode_group=self._encode_group if self._preset is not None else None)
+
+    def _encode_group(self, texts, itemsize):
+        # Many of encode_file's documents (str) in one C call: their IDs end
+        # to end as an array of the file's width, and where each text's end
+        # (RankTable.encode_joined_to_buffer).  Only with a preset: encode_file
+        # takes _encode_array a document at a time otherwise.
+        data, starts = self._joined(texts)
+        caches = self._caches
+        cache = self._take_cache(caches)
+        try:
+            return self._table.encode_joined_to_buffer(data, starts, len(texts), self._preset, itemsize, cache)
+        finally:
+            self._give_back(cache, caches)
 
     def _encode_array(self, text, itemsize):
         # encode_ordinary as an array.array for encode_file: with a preset the

@@ -4,6 +4,7 @@ the per-call piece cache (repeated pieces), and Encoding.encode_file against
 encoding whole documents (dtype choice, numpy.fromfile round trip, atomic
 write)."""
 import os
+import random
 
 import pytest
 import regex
@@ -590,6 +591,31 @@ def test_encode_file_equals_whole_documents(tmp_path, backend, sep):
         expected = _expected(enc, text, sep)
         assert n == len(expected)
         assert _read(out, "uint16") == expected, chunk
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name", ["gpt2", "cl100k_base"])
+@pytest.mark.parametrize("append_eot", [True, False])
+def test_encode_file_many_short_documents(tmp_path, backend, name, append_eot):
+    # Thousands of documents, many of them per C call (write_ids' groups,
+    # _write_group): the IDs and the eots between them as one document at a
+    # time gives them, for group sizes from a few documents to all of them.
+    rng = random.Random(7)
+    words = ["the", " cat", "ünï", "日本", "  ", "\n", "HTTP", "12345", "'s", "!!", "\U0001f99c", ""]
+    docs = ["".join(rng.choice(words) for _ in range(rng.randrange(0, 12))) for _ in range(3000)]
+    enc = get_encoding(name, backend=backend)
+    dtype = "uint16" if name == "gpt2" else "uint32"
+    sep = "\n@@\n"
+    text = sep.join(docs)
+    src = tmp_path / "in.txt"
+    src.write_bytes(text.encode("utf-8"))
+    out = tmp_path / "out.bin"
+    expected = _expected(enc, text, sep, eot=append_eot)
+    for chunk in (64, 5_000, 1 << 22):
+        n = enc.encode_file(src, out, document_separator=sep, chunk_size=chunk, dtype=dtype,
+                            append_eot=append_eot)
+        assert n == len(expected)
+        assert _read(out, dtype) == expected, chunk
 
 
 def test_encode_file_shakespeare_cl100k_uint32_numpy(tmp_path):

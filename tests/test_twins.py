@@ -173,3 +173,25 @@ def test_encode_joined_is_encode_texts_split_on_both_backends(ranks):
     with pytest.raises(ValueError):  # the texts must be all of data
         table.encode_joined(data, starts, 2, ranks.PRESET_GPT2)
     assert table.encode_joined(b"", _unicode.joined([])[1], 0, ranks.PRESET_GPT2) == []
+
+
+def test_encode_joined_to_buffer_is_encode_joined_end_to_end_on_both_backends(ranks):
+    # encode_file's path for many documents per call: the same IDs as
+    # encode_joined, end to end in an array of the file's width, and where
+    # each text's end; 2-byte IDs refuse what does not fit.
+    enc = pybpe.get_encoding("gpt2", backend="python")
+    mergeable = enc.mergeable_ranks
+    table = ranks.RankTable(list(mergeable), list(mergeable.values()))
+    want = [enc.encode_ordinary(t) for t in TEXTS]
+    data, starts = _unicode.joined(TEXTS)
+    ends = [sum(len(w) for w in want[:i + 1]) for i in range(len(want))]
+    for itemsize in (2, 4):
+        ids, got_ends = table.encode_joined_to_buffer(data, starts, len(TEXTS), ranks.PRESET_GPT2, itemsize)
+        assert ids.itemsize == itemsize and ids.tolist() == [i for w in want for i in w] and got_ends == ends
+    ids, got_ends = table.encode_joined_to_buffer(b"", _unicode.joined([])[1], 0, ranks.PRESET_GPT2, 2)
+    assert ids.tolist() == [] and got_ends == []
+    big = ranks.RankTable([bytes([b]) for b in range(256)] + [b"ab"], list(range(256)) + [70_000])
+    data, starts = _unicode.joined(["ab", "a"])
+    assert big.encode_joined_to_buffer(data, starts, 2, ranks.PRESET_GPT2, 4)[0].tolist() == [70_000, 97]
+    with pytest.raises(OverflowError):
+        big.encode_joined_to_buffer(data, starts, 2, ranks.PRESET_GPT2, 2)

@@ -524,6 +524,12 @@ class RankTable:
         texts are all of `data` (ValueError otherwise)."""
         if not n:
             return []
+        out, out_ends = self._encode_joined_raw(data, starts, n, preset, cache)
+        return self._lists(out, out_ends, n, _MARSHAL_MIN_IDS_BATCH)
+
+    def _encode_joined_raw(self, data, starts, n, preset, cache):
+        # encode_joined's C call (n > 0): the IDs end to end in a uint32_t
+        # array, and where each text's end.
         if memoryview(starts).nbytes < (n + 1) * ffi.sizeof("size_t"):
             raise ValueError("encode_joined: starts holds fewer than n + 1 ends")
         text_ends = ffi.from_buffer("size_t[]", starts) + 1
@@ -536,7 +542,19 @@ class RankTable:
             status = lib.bpe_ranks_encode_cached(self._table, cache.ptr, preset, ffi.from_buffer(data), len(data),
                                                  text_ends, n, out, out_ends)
         self._check_encode(status)
-        return self._lists(out, out_ends, n, _MARSHAL_MIN_IDS_BATCH)
+        return out, out_ends
+
+    def encode_joined_to_buffer(self, data, starts, n, preset, itemsize=4, cache=None):
+        """encode_joined's IDs end to end as an array of 4- or 2-byte unsigned
+        ints (OverflowError if itemsize is 2 and an ID does not fit), and a
+        list of where each text's IDs end in it: encode_file's documents,
+        many per C call, without a Python int per ID (the C call writes the
+        texts' IDs end to end already)."""
+        code = _ARRAY_CODES[itemsize]
+        if not n:
+            return array(code), []
+        out, out_ends = self._encode_joined_raw(data, starts, n, preset, cache)
+        return _to_array(out, out_ends[n - 1], itemsize), ffi.unpack(out_ends, n)
 
     def _shared_batch(self, encoded, preset, n_workers, static=False):
         """A SharedBatch of UTF-8 texts (bytes) for n_workers threads, cut by
@@ -557,14 +575,7 @@ class RankTable:
         if not data:
             return array(code)
         buf = _new_uninit("uint32_t[]", len(data))
-        n = self._encode_one(data, preset, cache, buf)[1]
-        if itemsize == 2:
-            narrow = _new_uninit("uint16_t[]", max(1, n))
-            _check(lib.bpe_ids_to_u16(buf, n, narrow), "narrowing IDs to 16 bits")
-            buf = narrow
-        out = array(code)
-        out.frombytes(ffi.buffer(buf, itemsize * n))
-        return out
+        return _to_array(buf, self._encode_one(data, preset, cache, buf)[1], itemsize)
 
     def _encode(self, data, lengths, in_chars):
         if not data:
@@ -576,6 +587,18 @@ class RankTable:
                                       1 if in_chars else 0, out, n_out)
         self._check_encode(status)
         return ffi.unpack(out, n_out[0])
+
+
+def _to_array(buf, n, itemsize):
+    """The first n IDs of C array `buf` (uint32_t) as an array of 4- or
+    2-byte unsigned ints (OverflowError when one does not fit 2 bytes)."""
+    if itemsize == 2:
+        narrow = _new_uninit("uint16_t[]", max(1, n))
+        _check(lib.bpe_ids_to_u16(buf, n, narrow), "narrowing IDs to 16 bits")
+        buf = narrow
+    out = array(_ARRAY_CODES[itemsize])
+    out.frombytes(ffi.buffer(buf, itemsize * n))
+    return out
 
 
 def _starts(encoded):

@@ -264,6 +264,20 @@ class RankTable:
             raise OverflowError("narrowing IDs to 16 bits: " + errors.TOO_BIG)
         return array(_ARRAY_CODES[itemsize], ids)
 
+    def encode_joined_to_buffer(self, data, starts, n, preset, itemsize=4, cache=None):
+        """encode_joined's IDs end to end as an array of 4- or 2-byte unsigned
+        ints (OverflowError if itemsize is 2 and an ID does not fit), and a
+        list of where each text's IDs end in it (for encode_file)."""
+        rows = self.encode_joined(data, starts, n, preset, cache)
+        ids = [i for row in rows for i in row]
+        if itemsize == 2 and any(i > 0xFFFF for i in ids):
+            raise OverflowError("narrowing IDs to 16 bits: " + errors.TOO_BIG)
+        ends, at = [], 0
+        for row in rows:
+            at += len(row)
+            ends.append(at)
+        return array(_ARRAY_CODES[itemsize], ids), ends
+
     def encode_pieces(self, pieces):
         """IDs of many pieces (str), concatenated; empty pieces give nothing."""
         cache = self._cache
