@@ -63,7 +63,8 @@ sanitize: $(STAMP)
 # any error record that touches pybpe's C code (see tools/valgrind.sh).
 valgrind: $(STAMP)
 	tools/valgrind.sh $(PY) tests/test_ccore.py tests/test_tokenizer.py tests/test_encoding.py tests/test_decode_paths.py \
-	    -m "not slow" -k "not every_backend and not python and not hypothesis"
+	    tests/test_batch_numpy.py \
+	    -m "not slow" -k "not every_backend and not python and not hypothesis and not random_batches"
 
 demos:
 	$(MAKE) -C csrc/examples run
