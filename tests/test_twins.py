@@ -159,13 +159,18 @@ def test_compiled_says_which_side_runs_without_the_gil(ranks):
     assert ranks.COMPILED is (ranks.__name__ == "pybpe.core.native")
 
 
-def test_encode_joined_is_encode_texts_split_on_both_backends(ranks):
-    # the batch entry point that takes its texts joined (pybpe._unicode.joined,
-    # what encode_ordinary_batch passes)
+def _gpt2_table(ranks):
+    """A RankTable of gpt2 on `ranks`' backend, and the IDs of TEXTS."""
     enc = pybpe.get_encoding("gpt2", backend="python")
     mergeable = enc.mergeable_ranks
     table = ranks.RankTable(list(mergeable), list(mergeable.values()))
-    want = [enc.encode_ordinary(t) for t in TEXTS]
+    return table, [enc.encode_ordinary(t) for t in TEXTS]
+
+
+def test_encode_joined_is_encode_texts_split_on_both_backends(ranks):
+    # the batch entry point that takes its texts joined (pybpe._unicode.joined,
+    # what encode_ordinary_batch passes)
+    table, want = _gpt2_table(ranks)
     data, starts = _unicode.joined(TEXTS)
     assert table.encode_joined(data, starts, len(TEXTS), ranks.PRESET_GPT2) == want
     two = _unicode.joined(TEXTS[:2])
@@ -179,10 +184,7 @@ def test_encode_joined_to_buffer_is_encode_joined_end_to_end_on_both_backends(ra
     # encode_file's path for many documents per call: the same IDs as
     # encode_joined, end to end in an array of the file's width, and where
     # each text's end; 2-byte IDs refuse what does not fit.
-    enc = pybpe.get_encoding("gpt2", backend="python")
-    mergeable = enc.mergeable_ranks
-    table = ranks.RankTable(list(mergeable), list(mergeable.values()))
-    want = [enc.encode_ordinary(t) for t in TEXTS]
+    table, want = _gpt2_table(ranks)
     data, starts = _unicode.joined(TEXTS)
     ends = [sum(len(w) for w in want[:i + 1]) for i in range(len(want))]
     for itemsize in (2, 4):
