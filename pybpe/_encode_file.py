@@ -210,14 +210,34 @@ def write_ids(encode_array, f, out, dtype_name, *, eot, document_separator, chun
     Why groups: a file of many short documents (Shakespeare cut at blank
     lines: 66,818 documents of ~140 bytes) paid a C call, an array and a
     write per document, ~5.5 us each: 26.7 MB/s, where the same file as one
-    document ran at 96 MB/s (gpt2, best of 3).  In groups 59.4 MB/s, and
-    with every line a document (322,199 of ~30 bytes) 8.5 -> 27.1 MB/s;
-    the same IDs (sha256 of the files).  What is left is Python's per
+    document ran at 96 MB/s (gpt2, best of 3).  In groups 57.3 MB/s (best
+    of 5; 93 as one document), and with every line a document (322,199 of
+    ~30 bytes) 8.5 -> 26.1 MB/s; the same IDs (sha256 of the files).  What is left is Python's per
     document: _parts cutting them, and the eot after each."""
+    pieces = _last_open(_parts(f, document_separator, chunk_size, progress), open_end)
+    return write_pieces(encode_array, encode_group, pieces, out, dtype_name, eot=eot, chunk_size=chunk_size)
+
+
+def _last_open(pieces, open_end):
+    """The pieces, the last one ending no document when `open_end` (it is
+    known to be the last only once the next read comes back empty)."""
+    pending = None
+    for piece in pieces:
+        if pending is not None:
+            yield pending
+        pending = piece
+    if pending is not None:
+        yield (pending[0], False) if open_end else pending
+
+
+def write_pieces(encode_array, encode_group, pieces, out, dtype_name, *, eot, chunk_size):
+    """Pieces ((text, ends_document) each) to `out` as write_ids writes them:
+    about chunk_size characters of them per call of encode_group
+    (_write_group), or one call of encode_array each without it (or for a
+    group of one piece).  Returns (IDs written, documents ended)."""
     code, itemsize = typecode(*_DTYPES[dtype_name][:2]), _DTYPES[dtype_name][1]
     written = documents = 0
     group, size = [], 0
-    pending = None  # the last piece is written one step late: only then is it known to be the last
 
     def flush():
         nonlocal written, documents
@@ -229,18 +249,12 @@ def write_ids(encode_array, f, out, dtype_name, *, eot, document_separator, chun
             written, documents = _write_group(encode_group, out, group, eot, code, itemsize, written,
                                               documents)
 
-    for piece in _parts(f, document_separator, chunk_size, progress):
-        if pending is not None:
-            group.append(pending)
-            size += len(pending[0])
-            if size >= chunk_size:
-                flush()
-                group, size = [], 0
-        pending = piece
-    if pending is not None:
-        if open_end:
-            pending = (pending[0], False)
-        group.append(pending)
+    for piece in pieces:
+        group.append(piece)
+        size += len(piece[0])
+        if size >= chunk_size:
+            flush()
+            group, size = [], 0
     flush()
     return written, documents
 

@@ -648,43 +648,25 @@ def _encode_part(enc, part, out_dir, name, digest, options):
         tokens, documents = _encode_file.write_ids(enc._encode_array, f, out, options["dtype"], eot=eot,
                                                    document_separator=sep, chunk_size=options["chunk_size"],
                                                    open_end=sep is None and not is_last,
-                                                   encode_group=_group_encoder(enc))
+                                                   encode_group=enc._group_encoder())
     record = {"shard": name, "documents": documents, "tokens": tokens, "source": part[0], "start": lo, "end": hi}
     return _record_done(out_dir, name, digest, record)
 
 
-def _group_encoder(enc):
-    """The encoding's way to encode many documents in one C call (its
-    _encode_group), or None where it has none (no C scanner for its
-    pattern): then each document takes _encode_array."""
-    return enc._encode_group if enc._preset is not None else None
-
-
 def _encode_items(enc, items, out_dir, name, digest, options):
     """Encode one partition of a bag (each item a document) into shard `name`; its record."""
-    code, itemsize = _encode_file.typecode(*_encode_file._DTYPES[options["dtype"]][:2]), \
-        _encode_file._DTYPES[options["dtype"]][1]
     eot = enc.eot_token if options["append_eot"] else None
-    tokens = documents = 0
-    encode_group = _group_encoder(enc)
-    with _shard_output(os.path.join(out_dir, name)) as out:
-        group, size = [], 0
+
+    def documents_of(items):
         for k, text in enumerate(items):
             if not isinstance(text, str):
                 raise TypeError("%s: item %d of the partition is %s, not str" % (name, k, type(text).__name__))
-            if encode_group is None:
-                tokens, documents = _encode_file._write_piece(enc._encode_array, out, (text, True), eot, code,
-                                                              itemsize, tokens, documents)
-                continue
-            group.append((text, True))  # many documents per C call (_encode_file.write_ids says why)
-            size += len(text)
-            if size >= options["chunk_size"]:
-                tokens, documents = _encode_file._write_group(encode_group, out, group, eot, code, itemsize,
-                                                              tokens, documents)
-                group, size = [], 0
-        if group:
-            tokens, documents = _encode_file._write_group(encode_group, out, group, eot, code, itemsize,
-                                                          tokens, documents)
+            yield text, True
+
+    with _shard_output(os.path.join(out_dir, name)) as out:
+        tokens, documents = _encode_file.write_pieces(enc._encode_array, enc._group_encoder(), documents_of(items),
+                                                      out, options["dtype"], eot=eot,
+                                                      chunk_size=options["chunk_size"])
     record = {"shard": name, "documents": documents, "tokens": tokens, "source": None, "start": None, "end": None}
     return _record_done(out_dir, name, digest, record)
 

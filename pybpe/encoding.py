@@ -1085,13 +1085,18 @@ class Encoding:
         return _encode_file(self, self._encode_array, path, out_path,
                             document_separator=document_separator, dtype=dtype,
                             append_eot=append_eot, progress=progress, chunk_size=chunk_size,
-                            encode_group=self._encode_group if self._preset is not None else None)
+                            encode_group=self._group_encoder())
+
+    def _group_encoder(self):
+        # encode_file's (and encode_to_shards') way to encode many documents
+        # in one call: _encode_group, or None where there is no C scanner
+        # for the pattern (then _encode_array takes one document at a time).
+        return self._encode_group if self._preset is not None else None
 
     def _encode_group(self, texts, itemsize):
         # Many of encode_file's documents (str) in one C call: their IDs end
         # to end as an array of the file's width, and where each text's end
-        # (RankTable.encode_joined_to_buffer).  Only with a preset: encode_file
-        # takes _encode_array a document at a time otherwise.
+        # (RankTable.encode_joined_to_buffer).
         data, starts = self._joined(texts)
         caches = self._caches
         cache = self._take_cache(caches)
