@@ -44,6 +44,24 @@ struct bpe_words {
 /* Room for more_words words of more_syms symbols in all (words.c). */
 int bpe__words_reserve(bpe_words *w, size_t more_words, size_t more_syms);
 
+/* An arena (arena.c): zeroed arrays that are freed all at once, on huge
+ * pages where the system has them.  Zero-initialise it ({0}) before the
+ * first bpe__arena_calloc; bpe__arena_free frees every array and leaves it
+ * empty.  At most BPE__ARENA_CHUNKS calloc'd arrays or mappings. */
+#define BPE__ARENA_CHUNKS 16
+typedef struct {
+    void *chunk[BPE__ARENA_CHUNKS];       /* each calloc'd array or mapping */
+    size_t chunk_bytes[BPE__ARENA_CHUNKS]; /* a mapping's length; 0: calloc'd */
+    size_t n_chunks;
+    unsigned char *room;                  /* unused tail of a mapping */
+    size_t room_left;
+} bpe__arena;
+
+/* n * size zeroed bytes (at least 64, aligned to at least 16), or NULL
+ * when out of memory, on overflow, or when the arena is full. */
+void *bpe__arena_calloc(bpe__arena *a, size_t n, size_t size);
+void bpe__arena_free(bpe__arena *a);
+
 /* pairmap: (left, right) -> uint32 value, open addressing with linear
  * probing, no deletion.  Invariant: used * 2 <= mask + 1 (load <= 1/2), so
  * a probe always meets an empty slot (val == BPE__NONE). */

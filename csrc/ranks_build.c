@@ -95,14 +95,14 @@ static int rk_alloc_pairs(bpe_ranks *r, size_t n, int compact)
         return BPE_ETOOBIG;
     r->pair_mask = cap - 1;
     if (compact) {
-        r->cpairs = malloc(cap * sizeof *r->cpairs);
+        r->cpairs = bpe__arena_calloc(&r->arena, cap, sizeof *r->cpairs);
         if (!r->cpairs)
             return BPE_ENOMEM;
         for (i = 0; i < cap; i++)
             r->cpairs[i] = RK_EMPTY_KEY;
         return BPE_OK;
     }
-    r->pairs = malloc(cap * sizeof *r->pairs);
+    r->pairs = bpe__arena_calloc(&r->arena, cap, sizeof *r->pairs);
     if (!r->pairs)
         return BPE_ENOMEM;
     for (i = 0; i < cap; i++)
@@ -470,10 +470,10 @@ static int rk_build_tokens(bpe_ranks *r, const unsigned char *bytes,
     if (cap == 0 || cap > SIZE_MAX / sizeof(rk_tok_slot) || n + 1 > SIZE_MAX / sizeof(size_t))
         return BPE_ETOOBIG;
     r->bytes = malloc(total ? total : 1);
-    r->offsets = malloc((n + 1) * sizeof *r->offsets);
+    r->offsets = bpe__arena_calloc(&r->arena, n + 1, sizeof *r->offsets);
     r->ids = malloc((n ? n : 1) * sizeof *r->ids);
-    r->tok_slots = calloc(cap, sizeof *r->tok_slots);
-    r->tok_tails = calloc(cap, sizeof *r->tok_tails);
+    r->tok_slots = bpe__arena_calloc(&r->arena, cap, sizeof *r->tok_slots);
+    r->tok_tails = bpe__arena_calloc(&r->arena, cap, sizeof *r->tok_tails);
     if (!r->bytes || !r->offsets || !r->ids || !r->tok_slots || !r->tok_tails)
         return BPE_ENOMEM;
     if (total)
@@ -510,13 +510,13 @@ static int rk_build_tokens(bpe_ranks *r, const unsigned char *bytes,
 
 /* A zeroed bit filter of at least per_item * n_items bits (a power of two,
  * 64 to 2^30); *mask gets its number of bits - 1.  NULL when out of memory. */
-static uint64_t *rk_new_filter(size_t per_item, size_t n_items, size_t *mask)
+static uint64_t *rk_new_filter(bpe_ranks *r, size_t per_item, size_t n_items, size_t *mask)
 {
     size_t bits = 64;
     uint64_t *filter;
     while (bits < per_item * n_items && bits < ((size_t)1 << 30))
         bits *= 2;
-    filter = calloc(bits / 64, sizeof *filter);
+    filter = bpe__arena_calloc(&r->arena, bits / 64, sizeof *filter);
     *mask = bits - 1;
     return filter;
 }
@@ -524,7 +524,7 @@ static uint64_t *rk_new_filter(size_t per_item, size_t n_items, size_t *mask)
 static int rk_build_tok_filter(bpe_ranks *r)
 {
     size_t k;
-    r->tok_filter = rk_new_filter(RK_TOK_FILTER_BITS, r->n_tokens, &r->tok_filter_mask);
+    r->tok_filter = rk_new_filter(r, RK_TOK_FILTER_BITS, r->n_tokens, &r->tok_filter_mask);
     if (!r->tok_filter)
         return BPE_ENOMEM;
     for (k = 0; k < r->n_tokens; k++) {
@@ -538,7 +538,7 @@ static int rk_build_tok_filter(bpe_ranks *r)
 static int rk_build_pair_filter(bpe_ranks *r)
 {
     size_t i;
-    r->pair_filter = rk_new_filter(RK_PAIR_FILTER_BITS, r->n_pairs, &r->pair_filter_mask);
+    r->pair_filter = rk_new_filter(r, RK_PAIR_FILTER_BITS, r->n_pairs, &r->pair_filter_mask);
     if (!r->pair_filter)
         return BPE_ENOMEM;
     for (i = 0; i <= r->pair_mask; i++) {
@@ -560,7 +560,7 @@ static int rk_build_pair_filter(bpe_ranks *r)
 static int rk_build_byte_pairs(bpe_ranks *r)
 {
     size_t ab;
-    r->byte_pairs = malloc(65536 * sizeof *r->byte_pairs);
+    r->byte_pairs = bpe__arena_calloc(&r->arena, 65536, sizeof *r->byte_pairs);
     if (!r->byte_pairs)
         return BPE_ENOMEM;
     for (ab = 0; ab < 65536; ab++) {
@@ -637,11 +637,11 @@ static int rk_build_span_filter(bpe_ranks *r)
         cells *= 2;
         cell_bits++;
     }
-    r->span_filter = calloc(cells / 32, sizeof *r->span_filter);
+    r->span_filter = bpe__arena_calloc(&r->arena, cells / 32, sizeof *r->span_filter);
     if (!r->span_filter)
         return BPE_ENOMEM;
     r->span_shift = 64 - cell_bits;
-    r->span_longest = calloc(65536, 1);
+    r->span_longest = bpe__arena_calloc(&r->arena, 65536, 1);
     if (!r->span_longest)
         return BPE_ENOMEM;
     for (k = 0; k < r->n_tokens; k++) {
@@ -725,18 +725,9 @@ void bpe_ranks_free(bpe_ranks *r)
     if (!r)
         return;
     free(r->bytes);
-    free(r->offsets);
     free(r->ids);
-    free(r->tok_slots);
-    free(r->tok_tails);
-    free(r->pairs);
-    free(r->cpairs);
-    free(r->byte_pairs);
-    free(r->tok_filter);
-    free(r->pair_filter);
     free(r->cut_ok);
-    free(r->span_filter);
-    free(r->span_longest);
+    bpe__arena_free(&r->arena); /* the lookup arrays */
     free(r);
 }
 

@@ -160,6 +160,10 @@ struct bpe_ranks {
      * more), so that bpe__ranks_merge_cut skips a walk that cannot reach
      * past where others reached; 64 KB. */
     uint8_t *span_longest;
+    /* Where offsets, the slots and tails, the pair table, the filters,
+     * byte_pairs and the span arrays live (arena.c): freed together, on
+     * huge pages where the system has them. */
+    bpe__arena arena;
 };
 #define RK_SPAN_LONG 255
 

@@ -2,7 +2,8 @@
  * failalloc.c -- an LD_PRELOAD shim that makes the n-th allocation from one
  * shared object fail, for `make faults` (tools/faults.py drives it).
  *
- * It replaces malloc, calloc and realloc.  Each call looks at its return
+ * It replaces malloc, calloc and realloc, and mmap and munmap (the rank
+ * table's arrays live in mappings on huge pages: csrc/arena.c).  Each call looks at its return
  * address: a call made from code inside the watched address range (the pybpe
  * extension's mappings, which the driver reads from /proc/self/maps) is
  * counted, and the call whose count equals the armed number returns NULL
@@ -14,7 +15,10 @@
  * It also keeps the set of blocks the watched code allocated and nobody has
  * freed yet (free is wrapped only to forget a block), so the driver can see
  * an error path that leaks: after a failed call and a garbage collection the
- * number of live blocks must come back to what it was.
+ * number of live blocks must come back to what it was.  A mapping counts
+ * as a block from mmap to the munmap of its start.  The real mmap and
+ * munmap are the system calls themselves (glibc's own entry points are
+ * private to it).
  *
  * The driver calls the exported failalloc_* functions through ctypes.  The
  * state is process-wide (a preload shim has nowhere else to keep it):
@@ -24,9 +28,14 @@
  * Build: cc -std=c99 -pedantic -Wall -Wextra -Werror -O2 -fPIC -shared \
  *        -o failalloc.so tools/failalloc.c
  */
+#define _DEFAULT_SOURCE 1  /* syscall(), mmap's flags */
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <unistd.h>
 
 extern void *__libc_malloc(size_t size);
 extern void *__libc_calloc(size_t count, size_t size);
@@ -226,4 +235,23 @@ void free(void *ptr)
     if (ptr != NULL)
         forget(ptr);
     __libc_free(ptr);
+}
+
+void *mmap(void *addr, size_t length, int prot, int flags, int fd, off_t offset)
+{
+    const void *caller = __builtin_return_address(0);
+    long p;
+
+    if (must_fail(caller))
+        return MAP_FAILED;
+    p = syscall(SYS_mmap, addr, length, prot, flags, fd, offset);
+    if (p == -1)
+        return MAP_FAILED;
+    return track((void *)p, caller);
+}
+
+int munmap(void *addr, size_t length)
+{
+    forget(addr);
+    return (int)syscall(SYS_munmap, addr, length);
 }

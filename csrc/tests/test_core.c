@@ -877,8 +877,55 @@ static void test_merge_runs(void)
     }
 }
 
+/* The arena (arena.c): arrays of every size come zeroed, writable to their
+ * last byte, apart from each other and aligned to 16 bytes at least; the
+ * arena refuses more than BPE__ARENA_CHUNKS arrays of their own and an
+ * overflowing size; freeing leaves it empty and reusable.  With huge pages
+ * (a build without ASan) the large ones share mappings; under ASan each is
+ * a calloc whose bounds ASan checks. */
+static void test_arena(void)
+{
+    static const size_t sizes[] = {1, 100, 4096, (size_t)256 << 10, (size_t)700 << 10,
+                                   (size_t)3 << 20, (size_t)1 << 20, 64, (size_t)300 << 10};
+    const size_t n_sizes = sizeof sizes / sizeof sizes[0];
+    unsigned char *arrays[sizeof sizes / sizeof sizes[0]];
+    bpe__arena a;
+    size_t i, j, round;
+    memset(&a, 0, sizeof a);
+    for (round = 0; round < 2; round++) {
+        for (i = 0; i < n_sizes; i++) {
+            size_t k, nonzero = 0;
+            arrays[i] = bpe__arena_calloc(&a, sizes[i], 1);
+            CHECK(arrays[i] != NULL);
+            if (!arrays[i])
+                return;
+            CHECK((uintptr_t)arrays[i] % 16 == 0);
+            for (k = 0; k < sizes[i]; k++)
+                nonzero += arrays[i][k] != 0;
+            CHECK(nonzero == 0);
+            memset(arrays[i], (int)(i + 1), sizes[i]);
+        }
+        for (i = 0; i < n_sizes; i++) /* no array wrote over another */
+            for (j = 0; j < sizes[i]; j += 1 + sizes[i] / 7)
+                CHECK(arrays[i][j] == (unsigned char)(i + 1) &&
+                      arrays[i][sizes[i] - 1] == (unsigned char)(i + 1));
+        bpe__arena_free(&a);
+        CHECK(a.n_chunks == 0 && a.room == NULL && a.room_left == 0);
+    }
+    CHECK(bpe__arena_calloc(&a, SIZE_MAX / 2, 3) == NULL); /* n * size overflows */
+    CHECK(bpe__arena_calloc(&a, SIZE_MAX - 100, 1) == NULL);
+    for (i = 0; i < BPE__ARENA_CHUNKS; i++) /* small arrays: a chunk each */
+        CHECK(bpe__arena_calloc(&a, 10, 10) != NULL);
+    CHECK(a.n_chunks == BPE__ARENA_CHUNKS);
+    CHECK(bpe__arena_calloc(&a, 10, 10) == NULL); /* full */
+    bpe__arena_free(&a);
+    CHECK(bpe__arena_calloc(&a, 0, 8) != NULL); /* an empty array is still an array */
+    bpe__arena_free(&a);
+}
+
 int main(void)
 {
+    RUN(test_arena);
     RUN(test_symtab);
     RUN(test_count_pairs_order);
     RUN(test_find_best_pair_ties);
