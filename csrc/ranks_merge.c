@@ -483,8 +483,8 @@ done:
  * but is a token is not stored (its whole-piece answer differs).
  */
 #define RK_CUT_MIN 17    /* shorter pieces are merged whole, but: */
-/* Pieces of RK_CUT_MIN_WIDE to RK_CUT_MIN - 1 bytes that end in a character
- * of three bytes (CJK, kana, the Indic scripts) are cut too: such a piece
+/* Pieces of RK_CUT_MIN_WIDE to RK_CUT_MIN - 1 bytes that end in a wide
+ * character (below: CJK, kana, Hangul) are cut too: such a piece
  * is a few characters that recur in other combinations (a Chinese phrase),
  * where a short Latin or Cyrillic piece is a word that recurs whole.
  * tools/bench_unseen.c, unseen 0.5 MB slices, 64 MB touched before each
@@ -497,6 +497,24 @@ done:
  * 39.1 -> 50.1 ms (its words walked and cut instead of merged whole).
  * Same IDs (checksums): a cut is exact at any length. */
 #define RK_CUT_MIN_WIDE 6
+/* "Wide" is narrower since 2026-12-08: a character from U+3000 on (lead
+ * byte 0xE3 or more: CJK, kana, Hangul), not every three-byte character.
+ * And under the span rule (o200k: no cut_ok) a piece that is not wide is
+ * cut only from RK_SPAN_CUT_MIN bytes, past what rk_merge_small merges in
+ * one go.  Under o200k's pattern a word of an Indic script, Georgian or
+ * Thai keeps its marks (\p{M} is part of a letter run), so such words are
+ * whole pieces of 10-60 bytes; walked and cut, their units were merged
+ * more often than the words themselves (merges + unit merges per 8 unseen
+ * multilingual slices 91,320 + 27,471 -> 89,770 + 8,975) and the walk
+ * cost more than it saved.  tools/bench_unseen.c, 64 MB touched and a 30
+ * ms spin before each call, medians of 5 alternating rounds, after /
+ * before: o200k multilingual 0.939-0.949, CJK 1.003, Python source 0.996;
+ * cl100k multilingual 1.012, CJK 1.000; gpt2 multilingual 0.991 (narrowing
+ * wide alone, o200k multilingual 0.996; the span rule's minimum alone,
+ * 0.964).  Callgrind, two slices, o200k multilingual 208.2M -> 197.6M
+ * instructions.  Same IDs (checksums). */
+#define RK_WIDE_LEAD 0xE3
+#define RK_SPAN_CUT_MIN (RK_SMALL_MAX + 1)
 #define RK_CUT_MAX 4096  /* longer ones too: rk_merge_piece's run engine and windows */
 /* Walk steps per byte of a piece before bpe__ranks_merge_cut stops cutting it (CJK
  * text takes ~2-3 under every shipped vocabulary, Python source ~3.5-5). */
@@ -629,7 +647,8 @@ static int rk_encode_unit(const bpe_ranks *r, const unsigned char *text, size_t 
 
 /* rk_merge_piece of the piece text[pos..pos+len), cut into units (above)
  * when it is RK_CUT_MIN to RK_CUT_MAX bytes long, or from RK_CUT_MIN_WIDE
- * when it ends in a character of three bytes.  `reach` is the farthest
+ * when it ends in a wide character; under the span rule a piece that does
+ * not is cut only from RK_SPAN_CUT_MIN bytes.  `reach` is the farthest
  * end of the tokens of two bytes or more starting before k, so k is a cut
  * when it is <= k.  Past RK_SPAN_STEPS walk steps per byte (a long run of
  * spaces walks ~126 bytes from each start under cl100k and o200k) the rest
@@ -643,10 +662,12 @@ int bpe__ranks_merge_cut(const bpe_ranks *r, const unsigned char *text, size_t t
     int status, wide, span;
     if ((!r->span_filter && !r->cut_ok) || len > RK_CUT_MAX || len < RK_CUT_MIN_WIDE)
         return rk_merge_piece(r, p, len, s, dst, count);
-    wide = p[len - 3] >= 0xE0; /* p[len - 3]: a 3-byte character's lead */
+    wide = p[len - 3] >= RK_WIDE_LEAD; /* p[len - 3]: a 3-byte character's lead */
     if (len < RK_CUT_MIN && !wide)
         return rk_merge_piece(r, p, len, s, dst, count);
     span = r->span_filter && (!r->cut_ok || wide); /* which rule (ranks_build.c) */
+    if (span && !wide && len < RK_SPAN_CUT_MIN)
+        return rk_merge_piece(r, p, len, s, dst, count);
     for (k = 0; k <= len; k++) {
         if (!span) { /* the byte-pair rule */
             if (k < len && (k == 0 || !rk_cut_ok(r, p[k - 1], p[k])))
